@@ -1,0 +1,193 @@
+//! Dense kernels over `faer`, with `ndarray` views in and owned arrays out.
+//!
+//! kapprox's public types are `ndarray` arrays; the dense kernels are faer's
+//! (pure Rust, and measured as fast as a tuned BLAS on our machines; see
+//! ARCHITECTURE.md). The views here are zero-copy: faer reads the ndarray
+//! buffer through its strides.
+#![allow(non_snake_case)]
+
+use faer::linalg::matmul::triangular::{self, BlockStructure};
+use faer::{Accum, MatMut, MatRef, Par, Side};
+use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, ShapeBuilder};
+
+/// A faer view of an ndarray matrix (any strides, no copy).
+pub fn as_faer(a: ArrayView2<'_, f64>) -> MatRef<'_, f64> {
+    let (m, n) = a.dim();
+    let s = a.strides();
+    // SAFETY: the pointer, shape and strides come from a live ndarray view
+    // whose lifetime bounds the returned faer view.
+    unsafe { MatRef::from_raw_parts(a.as_ptr(), m, n, s[0], s[1]) }
+}
+
+/// A mutable faer view of an ndarray matrix (any strides, no copy).
+pub fn as_faer_mut(mut a: ArrayViewMut2<'_, f64>) -> MatMut<'_, f64> {
+    let (m, n) = a.dim();
+    let s = a.strides().to_vec();
+    // SAFETY: as in `as_faer`; the mutable borrow of the view is moved into
+    // the returned faer view, so no alias exists.
+    unsafe { MatMut::from_raw_parts_mut(a.as_mut_ptr(), m, n, s[0], s[1]) }
+}
+
+/// Copies a faer matrix into a new (row-major) ndarray.
+pub fn to_ndarray(a: MatRef<'_, f64>) -> Array2<f64> {
+    Array2::from_shape_fn((a.nrows(), a.ncols()), |(i, j)| a[(i, j)])
+}
+
+/// `C_lower += alpha * Aᵀ A`, touching only the lower triangle of `C`.
+///
+/// `a` has shape `(n_rows, w)` and `c` shape `(w, w)`.
+/// Cost: `n_rows · w²` flops (half a GEMM).
+pub fn gram_lower_update(c: ArrayViewMut2<'_, f64>, a: ArrayView2<'_, f64>, alpha: f64, par: Par) {
+    assert_eq!(
+        c.nrows(),
+        a.ncols(),
+        "gram_lower_update: c is {}x{}, a has {} columns",
+        c.nrows(),
+        c.ncols(),
+        a.ncols()
+    );
+    let A = as_faer(a);
+    triangular::matmul(
+        as_faer_mut(c),
+        BlockStructure::TriangularLower,
+        Accum::Add,
+        A.transpose(),
+        BlockStructure::Rectangular,
+        A,
+        BlockStructure::Rectangular,
+        alpha,
+        par,
+    );
+}
+
+/// Copies the lower triangle of a square matrix onto its upper triangle.
+pub fn symmetrize_from_lower(mut c: ArrayViewMut2<'_, f64>) {
+    let n = c.nrows();
+    assert_eq!(n, c.ncols());
+    for j in 0..n {
+        for i in 0..j {
+            c[[i, j]] = c[[j, i]];
+        }
+    }
+}
+
+/// `C = beta_accumulate ? C + alpha·A·B : alpha·A·B` with explicit parallelism.
+///
+/// Shapes: `a (m, k)`, `b (k, n)`, `c (m, n)`.
+pub fn matmul_into(
+    c: ArrayViewMut2<'_, f64>,
+    a: ArrayView2<'_, f64>,
+    b: ArrayView2<'_, f64>,
+    alpha: f64,
+    accumulate: bool,
+    par: Par,
+) {
+    assert_eq!(a.ncols(), b.nrows(), "matmul: inner dimensions {} and {}", a.ncols(), b.nrows());
+    assert_eq!((c.nrows(), c.ncols()), (a.nrows(), b.ncols()), "matmul: output shape");
+    let beta = if accumulate { Accum::Add } else { Accum::Replace };
+    faer::linalg::matmul::matmul(as_faer_mut(c), beta, as_faer(a), as_faer(b), alpha, par);
+}
+
+/// `A · B` as a new array (column-major layout, which faer writes fastest).
+pub fn matmul(a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>, par: Par) -> Array2<f64> {
+    let mut c = Array2::zeros((a.nrows(), b.ncols()).f());
+    matmul_into(c.view_mut(), a, b, 1.0, false, par);
+    c
+}
+
+/// The Cholesky factorisation failed: the matrix is not (numerically)
+/// positive definite.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NotPositiveDefinite;
+
+impl std::fmt::Display for NotPositiveDefinite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "matrix is not positive definite")
+    }
+}
+
+impl std::error::Error for NotPositiveDefinite {}
+
+/// Solves `A X = B` for symmetric positive definite `A` (only its lower
+/// triangle is read) by Cholesky. Shapes: `a (n, n)`, `b (n, k)`.
+pub fn cholesky_solve(a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>) -> Result<Array2<f64>, NotPositiveDefinite> {
+    use faer::linalg::solvers::Solve;
+    let llt = as_faer(a).llt(Side::Lower).map_err(|_| NotPositiveDefinite)?;
+    let mut x = Array2::zeros(b.raw_dim().f());
+    x.assign(&b);
+    llt.solve_in_place(as_faer_mut(x.view_mut()));
+    Ok(x)
+}
+
+/// Symmetric eigendecomposition `A = U diag(λ) Uᵀ` (lower triangle read).
+///
+/// Returns eigenvalues in non-decreasing order and the eigenvectors as the
+/// columns of `U`.
+pub fn eigh(a: ArrayView2<'_, f64>) -> (Array1<f64>, Array2<f64>) {
+    let evd = as_faer(a).self_adjoint_eigen(Side::Lower).expect("symmetric eigendecomposition did not converge");
+    let s = evd.S();
+    let lambda = Array1::from_shape_fn(a.nrows(), |i| s[i]);
+    (lambda, to_ndarray(evd.U()))
+}
+
+/// The thin Q factor of `A = QR`, shape `(m, min(m, n))`.
+pub fn qr_thin_q(a: ArrayView2<'_, f64>) -> Array2<f64> {
+    let qr = as_faer(a).qr();
+    to_ndarray(qr.compute_thin_Q().as_ref())
+}
+
+/// The thin QR factors of `A`: `Q (m, k)` and upper-triangular `R (k, n)`,
+/// `k = min(m, n)`.
+pub fn qr_thin(a: ArrayView2<'_, f64>) -> (Array2<f64>, Array2<f64>) {
+    let qr = as_faer(a).qr();
+    let q = to_ndarray(qr.compute_thin_Q().as_ref());
+    let r_full = qr.R();
+    let k = a.nrows().min(a.ncols());
+    let r = Array2::from_shape_fn((k, a.ncols()), |(i, j)| if i <= j { r_full[(i, j)] } else { 0.0 });
+    (q, r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::array;
+
+    #[test]
+    fn gram_update_matches_naive() {
+        let a = Array2::from_shape_fn((37, 5), |(i, j)| ((i * 3 + j * 7) % 11) as f64 - 5.0);
+        let mut c = Array2::<f64>::zeros((5, 5).f());
+        gram_lower_update(c.view_mut(), a.view(), 1.0, Par::Seq);
+        symmetrize_from_lower(c.view_mut());
+        let naive = a.t().dot(&a);
+        assert_eq!(c, naive);
+    }
+
+    #[test]
+    fn cholesky_solves_spd_system() {
+        let a = array![[4.0, 1.0], [1.0, 3.0]];
+        let b = array![[1.0], [2.0]];
+        let x = cholesky_solve(a.view(), b.view()).unwrap();
+        let r = a.dot(&x) - &b;
+        assert!(r.iter().all(|v| v.abs() < 1e-14));
+        let bad = array![[1.0, 2.0], [2.0, 1.0]];
+        assert_eq!(cholesky_solve(bad.view(), b.view()), Err(NotPositiveDefinite));
+    }
+
+    #[test]
+    fn eigh_reconstructs() {
+        let a = array![[2.0, 1.0, 0.0], [1.0, 2.0, 1.0], [0.0, 1.0, 2.0]];
+        let (l, u) = eigh(a.view());
+        assert!(l[0] <= l[1] && l[1] <= l[2]);
+        let rec = u.dot(&Array2::from_diag(&l)).dot(&u.t());
+        assert!((rec - &a).iter().all(|v| v.abs() < 1e-13));
+    }
+
+    #[test]
+    fn qr_is_orthonormal_and_reconstructs() {
+        let a = Array2::from_shape_fn((9, 4), |(i, j)| ((i * 5 + j * 3) % 7) as f64 + if i == j { 3.0 } else { 0.0 });
+        let (q, r) = qr_thin(a.view());
+        let qtq = q.t().dot(&q);
+        assert!((qtq - Array2::<f64>::eye(4)).iter().all(|v| v.abs() < 1e-13));
+        assert!((q.dot(&r) - &a).iter().all(|v| v.abs() < 1e-12));
+    }
+}
