@@ -31,8 +31,10 @@
 mod error;
 mod kernel;
 mod map;
+pub mod nystrom;
 pub mod rff;
 mod spec;
+pub mod tefm;
 
 pub use error::{FeatureError, Result};
 pub use kernel::Kernel;
