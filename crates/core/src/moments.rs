@@ -217,6 +217,12 @@ impl Moments {
         out
     }
 
+    /// Whether every row added so far is in the Gram (no buffered rows), as
+    /// the accessors require.
+    pub fn is_flushed(&self) -> bool {
+        self.pending_rows == 0
+    }
+
     #[track_caller]
     fn assert_flushed(&self) {
         assert_eq!(self.pending_rows, 0, "Moments has buffered rows: call flush() first");

@@ -43,6 +43,8 @@ impl Domain {
     pub const RESERVOIR: Domain = Domain(0x20);
     /// Train / validation / fold assignment (index = global row id).
     pub const SPLIT: Domain = Domain(0x30);
+    /// Start vectors of Lanczos iterations (index = block number).
+    pub const SOLVE_LANCZOS: Domain = Domain(0x40);
 }
 
 /// A ChaCha8 generator keyed by `(seed, domain, index)`.

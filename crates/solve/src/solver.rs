@@ -1,0 +1,348 @@
+//! Shifted symmetric solves `(A + αI) X = B` with diagnostics, and the dense
+//! helpers (faer) that the ridge, path and kernel ridge code share.
+
+use crate::error::{Result, SolveError, check_finite};
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::linalg::cholesky::llt;
+use faer::{Accum, Mat, MatRef, Par, Side};
+use kapprox_core::dense::{as_faer, as_faer_mut};
+use kapprox_core::rng::mix64;
+use ndarray::{Array1, Array2, ArrayView2, ShapeBuilder};
+use serde::{Deserialize, Serialize};
+
+/// What to do when `A + αI` cannot be factored reliably by Cholesky: a
+/// non-positive pivot, or a condition estimate above `1/rcond`.
+///
+/// Default: [`Fallback::Eigen`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum Fallback {
+    /// Eigendecompose `A` and apply the pseudo-inverse of `A + αI`, dropping
+    /// the directions with `λᵢ + α ≤ rcond · (λ_max + α)`. With `α = 0` this
+    /// is the minimum-norm least-squares solution. Cost: about `9 l³`
+    /// flops instead of Cholesky's `l³/3`.
+    #[default]
+    Eigen,
+    /// Retry Cholesky with a growing diagonal jitter, starting at
+    /// `2 · rcond · trace(A + αI)` and growing tenfold per try (at most 8
+    /// tries). The jitter is reported in [`SolveInfo::jitter_added`]; it
+    /// acts as extra penalty.
+    Jitter,
+    /// Return [`SolveError::NotPositiveDefinite`] or
+    /// [`SolveError::IllConditioned`].
+    Error,
+}
+
+/// How a system was solved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum SolveMethod {
+    /// Cholesky factorisation of `A + αI` (plus any jitter).
+    Cholesky,
+    /// Symmetric eigendecomposition of `A` with a pseudo-inverse cut-off.
+    Eigen,
+}
+
+/// Diagnostics of a solve, returned next to the result (as faer's `LltInfo`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SolveInfo {
+    /// The factorisation that produced the result.
+    pub method: SolveMethod,
+    /// Diagonal added on top of `α` by [`Fallback::Jitter`] (0 otherwise).
+    pub jitter_added: f64,
+    /// Estimate of the 2-norm condition number of the matrix actually
+    /// solved. For Cholesky it is a lower bound from a few power and
+    /// inverse iterations; for the eigen solve it is exact over the kept
+    /// directions, `(λ_max + α) / (λ_min,kept + α)`, and infinite if no
+    /// direction is kept.
+    pub condition_estimate: f64,
+    /// Number of directions solved for: the dimension for Cholesky, the
+    /// number of eigenvalues above the cut-off for the eigen solve.
+    pub rank: usize,
+}
+
+/// Parallelism of the dense kernels: all rayon threads.
+pub(crate) fn par() -> Par {
+    Par::rayon(0)
+}
+
+/// `lhs · rhs` as a new column-major array.
+pub(crate) fn mul(lhs: MatRef<'_, f64>, rhs: MatRef<'_, f64>) -> Array2<f64> {
+    let mut out = Array2::zeros((lhs.nrows(), rhs.ncols()).f());
+    faer::linalg::matmul::matmul(as_faer_mut(out.view_mut()), Accum::Replace, lhs, rhs, 1.0, par());
+    out
+}
+
+/// A symmetric eigendecomposition `A = U diag(λ) Uᵀ`, eigenvalues ascending.
+/// `U` stays a faer matrix (no copy into ndarray).
+#[derive(Clone, Debug)]
+pub(crate) struct Eigh {
+    pub(crate) lambda: Array1<f64>,
+    pub(crate) u: Mat<f64>,
+}
+
+/// Eigendecomposition of a symmetric matrix (lower triangle read).
+///
+/// Cost: about `9 n³` flops; memory: `U` plus faer's workspace (~`2 n²`).
+pub(crate) fn eigh(a: ArrayView2<'_, f64>) -> Result<Eigh> {
+    let evd = as_faer(a)
+        .self_adjoint_eigen(Side::Lower)
+        .map_err(|_| SolveError::NoConvergence { what: "the symmetric eigensolver" })?;
+    let s = evd.S();
+    let lambda = Array1::from_shape_fn(a.nrows(), |i| s[i]);
+    let u = evd.U().to_owned();
+    Ok(Eigh { lambda, u })
+}
+
+/// Pseudo-inverse weights `dᵢ = 1/(λᵢ + α)` for the kept directions
+/// (`λᵢ + α > rcond · (max(λ_max, 0) + α)`), 0 for the others; with the
+/// rank and condition number of the kept part.
+pub(crate) fn pinv_weights(lambda: &Array1<f64>, alpha: f64, rcond: f64) -> (Array1<f64>, usize, f64) {
+    let top = lambda.iter().fold(0.0f64, |m, &v| m.max(v)) + alpha;
+    let cut = rcond * top;
+    let mut rank = 0;
+    let mut smallest = f64::INFINITY;
+    let d = lambda.mapv(|l| {
+        let s = l + alpha;
+        if top > 0.0 && s > cut {
+            rank += 1;
+            smallest = smallest.min(s);
+            1.0 / s
+        } else {
+            0.0
+        }
+    });
+    let cond = if rank > 0 { top / smallest } else { f64::INFINITY };
+    (d, rank, cond)
+}
+
+/// `U diag(d) Uᵀ B` given `UᵀB`.
+pub(crate) fn apply_weights(u: &Mat<f64>, utb: &Array2<f64>, d: &Array1<f64>) -> Array2<f64> {
+    let mut scaled = utb.clone();
+    for (mut row, &di) in scaled.rows_mut().into_iter().zip(d.iter()) {
+        row *= di;
+    }
+    mul(u.as_ref(), as_faer(scaled.view()))
+}
+
+/// The lower Cholesky factor of `A + shift·I`, or the failing pivot.
+///
+/// Cost: `n³/3` flops; memory: one `n²` copy.
+fn cholesky_shifted(a: ArrayView2<'_, f64>, shift: f64) -> std::result::Result<Array2<f64>, usize> {
+    let n = a.nrows();
+    let mut l = Array2::zeros((n, n).f());
+    for j in 0..n {
+        for i in j..n {
+            l[[i, j]] = a[[i, j]];
+        }
+        l[[j, j]] += shift;
+    }
+    let mut mem = MemBuffer::new(llt::factor::cholesky_in_place_scratch::<f64>(n, par(), Default::default()));
+    let stack = MemStack::new(&mut mem);
+    match llt::factor::cholesky_in_place(
+        as_faer_mut(l.view_mut()),
+        Default::default(),
+        par(),
+        stack,
+        Default::default(),
+    ) {
+        Ok(_) => Ok(l),
+        Err(llt::factor::LltError::NonPositivePivot { index }) => Err(index),
+    }
+}
+
+/// Solves `L Lᵀ X = B` in place (only the lower triangle of `l` is read).
+fn cholesky_solve_in_place(l: &Array2<f64>, x: &mut Array2<f64>) {
+    let mut mem = MemBuffer::new(llt::solve::solve_in_place_scratch::<f64>(l.nrows(), x.ncols(), par()));
+    let stack = MemStack::new(&mut mem);
+    llt::solve::solve_in_place(as_faer(l.view()), as_faer_mut(x.view_mut()), par(), stack);
+}
+
+/// A deterministic, well-spread unit start vector.
+fn start_vector(n: usize) -> Array2<f64> {
+    let mut v =
+        Array2::from_shape_fn((n, 1), |(i, _)| (mix64(i as u64 ^ 0x5eed) >> 11) as f64 / (1u64 << 53) as f64 - 0.5);
+    let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+    if norm > 0.0 {
+        v /= norm;
+    }
+    v
+}
+
+fn normalize(v: &mut Array2<f64>) -> f64 {
+    let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+    if norm > 0.0 {
+        *v /= norm;
+    }
+    norm
+}
+
+/// Iterations of each of the power and inverse iterations of the
+/// condition estimate.
+const COND_ITERS: usize = 12;
+
+/// A lower bound on `cond₂(A + shift·I)`: `λ_max` by power iteration times
+/// `1/λ_min` by inverse iteration with the Cholesky factor.
+///
+/// Cost: `COND_ITERS · 4 n²` flops.
+fn condition_estimate(a: ArrayView2<'_, f64>, shift: f64, l: &Array2<f64>) -> f64 {
+    let n = a.nrows();
+    if n == 0 {
+        return 1.0;
+    }
+    let af = as_faer(a);
+    let mut v = start_vector(n);
+    let mut lmax = 0.0;
+    for _ in 0..COND_ITERS {
+        let mut w = mul(af, as_faer(v.view()));
+        w.scaled_add(shift, &v);
+        lmax = (&w * &v).sum();
+        if normalize(&mut w) == 0.0 {
+            break;
+        }
+        v = w;
+    }
+    let mut v = start_vector(n);
+    let mut inv_min = 0.0;
+    for _ in 0..COND_ITERS {
+        let mut w = v.clone();
+        cholesky_solve_in_place(l, &mut w);
+        inv_min = (&w * &v).sum();
+        if normalize(&mut w) == 0.0 {
+            break;
+        }
+        v = w;
+    }
+    (lmax * inv_min).max(1.0)
+}
+
+/// Solves `(A + αI) X = B` for symmetric positive semi-definite `A (n, n)`
+/// (full, symmetric) and `B (n, k)`, by Cholesky, falling back as told
+/// when Cholesky fails or the condition estimate exceeds `1/rcond`.
+///
+/// Cost: `n³/3 + 2 n² k` flops (Cholesky), about `9 n³` (eigen).
+pub(crate) fn solve_shifted(
+    a: ArrayView2<'_, f64>,
+    b: ArrayView2<'_, f64>,
+    alpha: f64,
+    fallback: Fallback,
+    rcond: f64,
+) -> Result<(Array2<f64>, SolveInfo)> {
+    check_finite("the system matrix", a.iter())?;
+    check_finite("the right-hand side", b.iter())?;
+    let n = a.nrows();
+    let limit = 1.0 / rcond;
+    let attempt = |shift: f64| -> std::result::Result<(Array2<f64>, f64), (Option<usize>, f64)> {
+        match cholesky_shifted(a, shift) {
+            Err(pivot) => Err((Some(pivot), f64::INFINITY)),
+            Ok(l) => {
+                let cond = condition_estimate(a, shift, &l);
+                if cond > limit {
+                    return Err((None, cond));
+                }
+                let mut x = Array2::zeros(b.raw_dim().f());
+                x.assign(&b);
+                cholesky_solve_in_place(&l, &mut x);
+                Ok((x, cond))
+            }
+        }
+    };
+    let failure = match attempt(alpha) {
+        Ok((x, cond)) => {
+            let info =
+                SolveInfo { method: SolveMethod::Cholesky, jitter_added: 0.0, condition_estimate: cond, rank: n };
+            return Ok((x, info));
+        }
+        Err(f) => f,
+    };
+    match fallback {
+        Fallback::Error => Err(match failure {
+            (Some(pivot), _) => SolveError::NotPositiveDefinite { pivot, alpha },
+            (None, cond) => SolveError::IllConditioned { alpha, condition_estimate: cond, limit },
+        }),
+        Fallback::Eigen => {
+            let e = eigh(a)?;
+            let (d, rank, cond) = pinv_weights(&e.lambda, alpha, rcond);
+            let utb = mul(e.u.as_ref().transpose(), as_faer(b));
+            let x = apply_weights(&e.u, &utb, &d);
+            Ok((x, SolveInfo { method: SolveMethod::Eigen, jitter_added: 0.0, condition_estimate: cond, rank }))
+        }
+        Fallback::Jitter => {
+            let trace: f64 = (0..n).map(|i| a[[i, i]]).sum::<f64>() + n as f64 * alpha;
+            let mut jitter = 2.0 * rcond * trace.abs().max(f64::MIN_POSITIVE);
+            let mut last = failure;
+            for _ in 0..8 {
+                match attempt(alpha + jitter) {
+                    Ok((x, cond)) => {
+                        let info = SolveInfo {
+                            method: SolveMethod::Cholesky,
+                            jitter_added: jitter,
+                            condition_estimate: cond,
+                            rank: n,
+                        };
+                        return Ok((x, info));
+                    }
+                    Err(f) => last = f,
+                }
+                jitter *= 10.0;
+            }
+            Err(match last {
+                (Some(pivot), _) => SolveError::NotPositiveDefinite { pivot, alpha },
+                (None, cond) => SolveError::IllConditioned { alpha, condition_estimate: cond, limit },
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::array;
+
+    #[test]
+    fn condition_estimate_is_a_close_lower_bound() {
+        // diag(1..=50) rotated: cond = 50 / (1 + shift) for shift 0.
+        let n = 50;
+        let q = kapprox_core::dense::qr_thin_q(
+            Array2::from_shape_fn((n, n), |(i, j)| {
+                ((i * 7 + j * 13) % 17) as f64 - 8.0 + if i == j { 20.0 } else { 0.0 }
+            })
+            .view(),
+        );
+        let lam = Array1::from_shape_fn(n, |i| (i + 1) as f64);
+        let a = q.dot(&Array2::from_diag(&lam)).dot(&q.t());
+        let l = cholesky_shifted(a.view(), 0.0).unwrap();
+        let c = condition_estimate(a.view(), 0.0, &l);
+        assert!(c <= 50.0 * (1.0 + 1e-10) && c > 0.8 * 50.0, "estimate {c}");
+        let l = cholesky_shifted(a.view(), 1.0).unwrap();
+        let c = condition_estimate(a.view(), 1.0, &l);
+        assert!(c <= 25.5 * (1.0 + 1e-10) && c > 0.8 * 25.5, "estimate {c}");
+    }
+
+    #[test]
+    fn singular_systems_follow_the_fallback() {
+        let a = array![[1.0, 1.0], [1.0, 1.0]];
+        let b = array![[2.0], [2.0]];
+        let rcond = 2.0 * f64::EPSILON;
+        let err = solve_shifted(a.view(), b.view(), 0.0, Fallback::Error, rcond).unwrap_err();
+        assert!(matches!(err, SolveError::NotPositiveDefinite { .. } | SolveError::IllConditioned { .. }), "{err}");
+        // Minimum-norm solution of [1 1; 1 1] x = [2; 2] is [1, 1].
+        let (x, info) = solve_shifted(a.view(), b.view(), 0.0, Fallback::Eigen, rcond).unwrap();
+        assert_eq!(info.method, SolveMethod::Eigen);
+        assert_eq!(info.rank, 1);
+        assert!((x[[0, 0]] - 1.0).abs() < 1e-14 && (x[[1, 0]] - 1.0).abs() < 1e-14, "{x}");
+        let (x, info) = solve_shifted(a.view(), b.view(), 0.0, Fallback::Jitter, rcond).unwrap();
+        assert!(info.jitter_added > 0.0 && info.jitter_added < 1e-6, "{info:?}");
+        let r = a.dot(&x) - &b;
+        assert!(r.iter().all(|v| v.abs() < 1e-6), "{r}");
+    }
+
+    #[test]
+    fn non_finite_input_is_refused() {
+        let a = array![[1.0, f64::NAN], [f64::NAN, 1.0]];
+        let b = array![[1.0], [1.0]];
+        let err = solve_shifted(a.view(), b.view(), 1.0, Fallback::Eigen, 1e-12).unwrap_err();
+        assert_eq!(err, SolveError::NonFinite { what: "the system matrix" });
+    }
+}
