@@ -1,1 +1,102 @@
-//! placeholder
+//! Data in and out of kapprox: Parquet shards streamed as chunks of rows,
+//! conversion of CSV/TSV/LIBSVM/IDX to Parquet, column statistics and
+//! scaling, atomic Parquet writes.
+//!
+//! # Overview
+//!
+//! - [`Dataset`] opens a `.parquet` file or a directory of shards from their
+//!   footers alone (row counts, row groups, schema) and numbers rows
+//!   globally in file-name order ([`ShardInfo::first_row`]).
+//!   [`Dataset::resolve_columns`] splits features from the label
+//!   ([`LabelSpec`]).
+//! - [`Dataset::reader`] with [`ReadOptions`] gives a [`ChunkReader`], an
+//!   iterator of [`Chunk`]s (row-major `f64` features, optional label,
+//!   global [`RowIds`]) in global row order. Shards are memory-mapped and
+//!   row groups decoded in parallel with a memory bound that does not
+//!   depend on the number of rows (see the [`reader`] module).
+//!   NaN/±Inf/null cells are refused or skipped ([`NanPolicy`]).
+//! - [`ColumnStats`] are mergeable column statistics; [`Scaler`] is the
+//!   standard or min-max scaling fitted from them.
+//! - [`AtomicParquetWriter`] writes a file under a temporary name and
+//!   renames it when complete; [`DenseFeatureWriter`],
+//!   [`SparseFeatureWriter`] and [`PredictionWriter`] write kapprox's file
+//!   layouts (documented in the [`writer`] module). [`read_column`] reads a
+//!   small file back.
+//! - [`convert()`] turns CSV/TSV, LIBSVM or IDX input (optionally gzip or
+//!   bzip2 compressed) into a directory of shards, atomically, recording the
+//!   label and per-shard [`ColumnStats`] in the footers.
+//!
+//! Only this crate knows about Parquet and Arrow. It never prints:
+//! progress is reported through callbacks.
+//!
+//! # Example
+//!
+//! ```
+//! use kapprox_io::{ConvertOptions, Dataset, LabelSpec, ReadOptions, convert};
+//!
+//! let dir = std::env::temp_dir().join(format!("kapprox-io-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(&dir)?;
+//! let csv = dir.join("train.csv");
+//! std::fs::write(&csv, "a,b,y\n1,2,3\n4,5,6\n7,8,9\n")?;
+//!
+//! let out = dir.join("train");
+//! let opts = ConvertOptions::new().with_label(LabelSpec::Last).with_overwrite(true);
+//! let report = convert(&csv, &out, &opts, &mut |_rows| {})?;
+//! assert_eq!(report.rows_written, 3);
+//!
+//! let ds = Dataset::open(&out)?;
+//! let (features, label) = ds.resolve_columns(&LabelSpec::Hint)?;
+//! assert_eq!(features, ["a", "b"]);
+//! let mut rows = 0;
+//! for chunk in ds.reader(ReadOptions::new(features).with_label(label).with_chunk_rows(2))? {
+//!     let chunk = chunk?;
+//!     assert_eq!(chunk.x[[0, 1]] + 1.0, chunk.y.as_ref().unwrap()[0]);
+//!     rows += chunk.n_rows();
+//! }
+//! assert_eq!(rows, 3);
+//! std::fs::remove_dir_all(&dir)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![deny(missing_docs)]
+
+pub mod convert;
+pub mod dataset;
+mod error;
+pub mod readback;
+pub mod reader;
+pub mod scale;
+pub mod stats;
+pub mod writer;
+
+pub use convert::{ConvertOptions, ConvertReport, DEFAULT_ROWS_PER_SHARD, Delimiter, InputFormat, convert};
+pub use dataset::{Dataset, LABEL_KEY, LabelSpec, STATS_KEY, ShardInfo};
+pub use error::{BadValue, IdxProblem, IoError, LibsvmProblem, Result};
+pub use readback::{read_column, read_column_vec, read_columns};
+pub use reader::{
+    Chunk, ChunkReader, DEFAULT_CHUNK_ROWS, DEFAULT_NAN_POLICY, DEFAULT_PREFETCH, DEFAULT_RELEASE_PAGES,
+    DEFAULT_THREADS, NanPolicy, ReadOptions, RowIds,
+};
+pub use scale::{Scaler, ScalerKind};
+pub use stats::ColumnStats;
+pub use writer::{
+    AtomicParquetWriter, DEFAULT_ROW_GROUP_ROWS, DenseFeatureWriter, FeatureDtype, FeatureFileOptions,
+    PredictionFileOptions, PredictionWriter, SparseFeatureWriter,
+};
+
+#[cfg(test)]
+mod tests {
+    /// The pipeline moves readers to worker threads and anyhow needs
+    /// `Send + Sync + 'static` errors.
+    #[test]
+    fn types_cross_threads() {
+        fn send<T: Send>() {}
+        fn send_sync<T: Send + Sync + 'static>() {}
+        send::<crate::ChunkReader>();
+        send::<crate::Chunk>();
+        send_sync::<crate::Dataset>();
+        send_sync::<crate::IoError>();
+        send_sync::<crate::ColumnStats>();
+        send_sync::<crate::Scaler>();
+        send::<crate::AtomicParquetWriter>();
+    }
+}

@@ -1,0 +1,606 @@
+//! The crate's error type.
+//!
+//! Every variant carries the location of the problem as structured fields
+//! (file path, line and field, global row id, row group, column name) and
+//! renders them RG-style as a prefix: `path:line:field: column "x": ...`.
+//!
+//! Each message is complete on its own: an underlying parquet, arrow or OS
+//! error is embedded in the text rather than exposed through
+//! [`std::error::Error::source`], so an anyhow chain printed with `{:#}`
+//! does not repeat it.
+
+use arrow::datatypes::{DataType, FieldRef};
+use arrow::error::ArrowError;
+use parquet::errors::ParquetError;
+use std::fmt;
+use std::path::PathBuf;
+
+/// `Result` with [`IoError`] as the default error type.
+pub type Result<T, E = IoError> = std::result::Result<T, E>;
+
+/// Errors of kapprox-io.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum IoError {
+    /// A path does not exist.
+    #[error("{}: no such file or directory", path.display())]
+    NotFound {
+        /// The missing path.
+        path: PathBuf,
+    },
+
+    /// An operating-system error while reading or writing a file.
+    #[error("{}: {what}: {error}", path.display())]
+    Os {
+        /// The file or directory.
+        path: PathBuf,
+        /// What was being done, e.g. "cannot open".
+        what: &'static str,
+        /// The OS error.
+        error: std::io::Error,
+    },
+
+    /// A dataset directory holds no `*.parquet` file.
+    #[error("{}: no parquet files found (expected a .parquet file or a directory of *.parquet shards)", path.display())]
+    NoParquetFiles {
+        /// The directory.
+        path: PathBuf,
+    },
+
+    /// A Parquet footer could not be read: the file is truncated, corrupt or
+    /// not Parquet.
+    #[error("{}: cannot read the parquet footer (truncated or not a parquet file): {error}", path.display())]
+    Footer {
+        /// The file.
+        path: PathBuf,
+        /// The parquet error.
+        error: ParquetError,
+    },
+
+    /// A shard's schema differs from the first shard's.
+    #[error(
+        "{}: column {column:?}: expected {} as in {}, found {}",
+        path.display(),
+        describe_type(expected.as_ref()),
+        reference.display(),
+        describe_type(found.as_ref())
+    )]
+    SchemaMismatch {
+        /// The shard that differs.
+        path: PathBuf,
+        /// The first shard, whose schema is the reference.
+        reference: PathBuf,
+        /// The column that differs.
+        column: String,
+        /// Its type in the reference (`None`: absent there).
+        expected: Option<DataType>,
+        /// Its type in `path` (`None`: absent here).
+        found: Option<DataType>,
+    },
+
+    /// A shard has the same columns as the first shard in another order.
+    #[error("{}: column {column:?}: expected at position {expected} as in {}, found at position {found}", path.display(), reference.display())]
+    ColumnOrder {
+        /// The shard that differs.
+        path: PathBuf,
+        /// The first shard.
+        reference: PathBuf,
+        /// The column.
+        column: String,
+        /// Its 1-based position in the reference.
+        expected: usize,
+        /// Its 1-based position in `path`.
+        found: usize,
+    },
+
+    /// Two columns have the same name.
+    #[error("{}: column {column:?} appears twice (fields {first} and {second}); expected unique column names", path.display())]
+    DuplicateColumn {
+        /// The file.
+        path: PathBuf,
+        /// The repeated name.
+        column: String,
+        /// 1-based position of its first occurrence.
+        first: usize,
+        /// 1-based position of its second occurrence.
+        second: usize,
+    },
+
+    /// A requested column does not exist.
+    #[error("{}: column {column:?} not found; available columns: {}", path.display(), ColumnList(available))]
+    ColumnNotFound {
+        /// The dataset or file.
+        path: PathBuf,
+        /// The requested name.
+        column: String,
+        /// The columns that exist, in schema order.
+        available: Vec<String>,
+    },
+
+    /// [`LabelSpec::Hint`](crate::LabelSpec::Hint) was asked for but the
+    /// shards record no label column.
+    #[error(
+        "{}: no label column recorded in the parquet metadata (key \"kapprox.label\"); expected the label column to be named",
+        path.display()
+    )]
+    NoLabelHint {
+        /// The dataset.
+        path: PathBuf,
+    },
+
+    /// A requested column is not numeric.
+    #[error("{}: column {column:?} has type {data_type}, expected a numeric type (float, integer or boolean)", path.display())]
+    NotNumeric {
+        /// The shard.
+        path: PathBuf,
+        /// The column.
+        column: String,
+        /// Its Arrow type.
+        data_type: DataType,
+    },
+
+    /// Decoding a row group failed (corrupt page, unsupported compression, ...).
+    #[error("{}: row group {row_group}{}: cannot decode: {error}", path.display(), InColumn(column.as_deref()))]
+    Decode {
+        /// The shard.
+        path: PathBuf,
+        /// 0-based row group index within the shard.
+        row_group: usize,
+        /// The column that failed, when it could be found.
+        column: Option<String>,
+        /// The underlying error.
+        error: ArrowError,
+    },
+
+    /// A NaN, ±Inf or null cell in a Parquet shard under
+    /// [`NanPolicy::Refuse`](crate::NanPolicy::Refuse).
+    #[error(
+        "{}: row {row_in_file} (global row id {row_id}), column {column:?}: expected a finite number, found {value}",
+        path.display()
+    )]
+    NonFinite {
+        /// The shard.
+        path: PathBuf,
+        /// Global row id (0-based).
+        row_id: u64,
+        /// Row within the shard (0-based).
+        row_in_file: u64,
+        /// The column.
+        column: String,
+        /// The offending value.
+        value: BadValue,
+    },
+
+    /// A shard's size changed between [`Dataset::open`](crate::Dataset::open)
+    /// and reading.
+    #[error(
+        "{}: file changed since the dataset was opened (expected {expected} bytes, found {found}); reopen the dataset",
+        path.display()
+    )]
+    ShardChanged {
+        /// The shard.
+        path: PathBuf,
+        /// Size recorded at open.
+        expected: u64,
+        /// Size now.
+        found: u64,
+    },
+
+    /// A row group decoded to a different number of rows than its footer
+    /// declares.
+    #[error("{}: row group {row_group}: expected {expected} rows as declared in the footer, found {found}", path.display())]
+    RowGroupRows {
+        /// The shard.
+        path: PathBuf,
+        /// 0-based row group index.
+        row_group: usize,
+        /// Rows declared in the footer.
+        expected: u64,
+        /// Rows decoded.
+        found: u64,
+    },
+
+    /// A decode thread stopped before delivering its rows (it panicked).
+    #[error("{}: row group {row_group}: decode thread stopped unexpectedly", path.display())]
+    WorkerLost {
+        /// The shard.
+        path: PathBuf,
+        /// 0-based row group index.
+        row_group: usize,
+    },
+
+    /// An option has an invalid value.
+    #[error("invalid {option} {value:?}: expected {expected}")]
+    InvalidOption {
+        /// The option name.
+        option: &'static str,
+        /// The value given.
+        value: String,
+        /// What is allowed.
+        expected: &'static str,
+    },
+
+    /// A text cell is not a number.
+    #[error("{}:{line}:{field}: column {column:?}: expected a number, found {text:?}", path.display())]
+    ParseNumber {
+        /// The input file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: u64,
+        /// 1-based field number.
+        field: usize,
+        /// The column name.
+        column: String,
+        /// The cell's text.
+        text: String,
+    },
+
+    /// A NaN or ±Inf cell in a text input under
+    /// [`NanPolicy::Refuse`](crate::NanPolicy::Refuse).
+    #[error("{}:{line}:{field}: column {column:?}: expected a finite number, found {text:?}", path.display())]
+    NonFiniteText {
+        /// The input file.
+        path: PathBuf,
+        /// 1-based line number (for IDX: 1-based item number).
+        line: u64,
+        /// 1-based field number.
+        field: usize,
+        /// The column name.
+        column: String,
+        /// The cell's text.
+        text: String,
+    },
+
+    /// A delimited row has the wrong number of fields.
+    #[error("{}:{line}: expected {expected} fields, found {found}", path.display())]
+    RaggedRow {
+        /// The input file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: u64,
+        /// Fields in the first row.
+        expected: usize,
+        /// Fields in this row.
+        found: usize,
+    },
+
+    /// A LIBSVM line is malformed.
+    #[error("{}:{line}: {problem}, found {token:?}", path.display())]
+    Libsvm {
+        /// The input file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: u64,
+        /// The offending token.
+        token: String,
+        /// What was expected.
+        problem: LibsvmProblem,
+    },
+
+    /// An IDX file is malformed.
+    #[error("{}: {problem}", path.display())]
+    Idx {
+        /// The input file.
+        path: PathBuf,
+        /// What is wrong.
+        problem: IdxProblem,
+    },
+
+    /// IDX images and labels disagree on the number of items.
+    #[error(
+        "{}: expected {n_images} labels to match the {n_images} images of {}, found {n_labels}",
+        labels.display(),
+        images.display()
+    )]
+    IdxCountMismatch {
+        /// The images file.
+        images: PathBuf,
+        /// The labels file.
+        labels: PathBuf,
+        /// Items in the images file.
+        n_images: u64,
+        /// Items in the labels file.
+        n_labels: u64,
+    },
+
+    /// The input format could not be detected.
+    #[error(
+        "{}: cannot detect the input format from the file name or content; expected csv, tsv, libsvm or idx (name the format)",
+        path.display()
+    )]
+    UnknownFormat {
+        /// The input file.
+        path: PathBuf,
+    },
+
+    /// The input has no data rows.
+    #[error("{}: no data rows; expected at least one", path.display())]
+    EmptyInput {
+        /// The input file.
+        path: PathBuf,
+    },
+
+    /// The output directory exists and is not empty.
+    #[error("{}: output directory exists and is not empty; expected a new or empty directory (or overwrite)", path.display())]
+    OutputExists {
+        /// The output directory.
+        path: PathBuf,
+    },
+
+    /// Writing Parquet failed.
+    #[error("{}: cannot write parquet: {error}", path.display())]
+    Write {
+        /// The file being written.
+        path: PathBuf,
+        /// The parquet error.
+        error: ParquetError,
+    },
+
+    /// A batch handed to a writer has the wrong shape.
+    #[error("{}: {what}: expected {expected}, found {found}", path.display())]
+    BatchShape {
+        /// The file being written.
+        path: PathBuf,
+        /// What was measured, e.g. "rows of `target`".
+        what: &'static str,
+        /// The expected size.
+        expected: usize,
+        /// The size given.
+        found: usize,
+    },
+
+    /// A batch handed to a writer has a column of the wrong name or type.
+    #[error(
+        "{}: batch column {}: expected {:?} of type {}, found {:?} of type {}",
+        path.display(),
+        index + 1,
+        expected.name(),
+        expected.data_type(),
+        found.name(),
+        found.data_type()
+    )]
+    BatchColumn {
+        /// The file being written.
+        path: PathBuf,
+        /// 0-based column index.
+        index: usize,
+        /// The writer's field.
+        expected: FieldRef,
+        /// The batch's field.
+        found: FieldRef,
+    },
+
+    /// A kapprox key in the footer metadata is unreadable.
+    #[error("{}: footer key {key:?}: expected {expected}, found invalid data: {error}", path.display())]
+    BadMetadata {
+        /// The shard.
+        path: PathBuf,
+        /// The key-value metadata key.
+        key: &'static str,
+        /// What the value should be.
+        expected: &'static str,
+        /// The parse error.
+        error: serde_json::Error,
+    },
+}
+
+/// A value that is not a finite number.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BadValue {
+    /// A null (missing) cell.
+    Null,
+    /// NaN or ±Inf.
+    Value(f64),
+}
+
+impl fmt::Display for BadValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BadValue::Null => f.write_str("null"),
+            BadValue::Value(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+/// What is wrong with a LIBSVM line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LibsvmProblem {
+    /// The first token is not a number.
+    Label,
+    /// A token is not `index:value`.
+    Pair,
+    /// The index is not a positive integer.
+    Index,
+    /// The index is 0 (LIBSVM indices are 1-based).
+    ZeroIndex,
+    /// The value is not a number.
+    Value {
+        /// The index of the pair.
+        index: u64,
+    },
+    /// The value is NaN or ±Inf (under `NanPolicy::Refuse`).
+    NonFinite {
+        /// The index of the pair.
+        index: u64,
+    },
+    /// The index is not greater than the previous one.
+    NotIncreasing {
+        /// The previous index on the line.
+        previous: u64,
+    },
+    /// The index exceeds the configured number of features.
+    TooLarge {
+        /// The configured number of features.
+        n_features: usize,
+    },
+}
+
+impl fmt::Display for LibsvmProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LibsvmProblem::Label => f.write_str("column \"label\": expected a number"),
+            LibsvmProblem::Pair => f.write_str("expected index:value"),
+            LibsvmProblem::Index => f.write_str("expected a positive integer feature index"),
+            LibsvmProblem::ZeroIndex => f.write_str("expected a 1-based feature index (indices start at 1)"),
+            LibsvmProblem::Value { index } => write!(f, "column \"f{index}\": expected a number"),
+            LibsvmProblem::NonFinite { index } => write!(f, "column \"f{index}\": expected a finite number"),
+            LibsvmProblem::NotIncreasing { previous } => {
+                write!(f, "expected feature indices in increasing order (after index {previous})")
+            }
+            LibsvmProblem::TooLarge { n_features } => {
+                write!(f, "expected a feature index of at most {n_features} (the configured n_features)")
+            }
+        }
+    }
+}
+
+/// What is wrong with an IDX file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum IdxProblem {
+    /// The first four bytes are not an IDX magic number.
+    Magic {
+        /// The first bytes found.
+        found: [u8; 4],
+    },
+    /// The type code is not one of 0x08, 0x09, 0x0B, 0x0C, 0x0D, 0x0E.
+    TypeCode {
+        /// The code found.
+        code: u8,
+    },
+    /// The file ends before the item with this 0-based index is complete.
+    Truncated {
+        /// Items declared in the header.
+        expected_items: u64,
+        /// Complete items found.
+        found_items: u64,
+    },
+    /// Bytes follow the last declared item.
+    TrailingData {
+        /// Items declared in the header.
+        items: u64,
+    },
+    /// A labels file that is not one-dimensional.
+    LabelDims {
+        /// Its number of dimensions.
+        ndim: u8,
+    },
+}
+
+impl fmt::Display for IdxProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IdxProblem::Magic { found } => write!(
+                f,
+                "expected an IDX file (magic 00 00 <type> <ndim>), found bytes {:02x} {:02x} {:02x} {:02x}",
+                found[0], found[1], found[2], found[3]
+            ),
+            IdxProblem::TypeCode { code } => {
+                write!(f, "expected an IDX type code 0x08, 0x09, 0x0b, 0x0c, 0x0d or 0x0e, found 0x{code:02x}")
+            }
+            IdxProblem::Truncated { expected_items, found_items } => {
+                write!(
+                    f,
+                    "expected {expected_items} items as declared in the header, found {found_items} (file is truncated)"
+                )
+            }
+            IdxProblem::TrailingData { items } => {
+                write!(f, "expected the file to end after the {items} items declared in the header, found more bytes")
+            }
+            IdxProblem::LabelDims { ndim } => {
+                write!(f, "expected a one-dimensional labels file (idx1), found {ndim} dimensions")
+            }
+        }
+    }
+}
+
+fn describe_type(t: Option<&DataType>) -> String {
+    match t {
+        Some(t) => format!("type {t}"),
+        None => "no such column".to_string(),
+    }
+}
+
+/// Renders `, column "x"` when a column is known.
+struct InColumn<'a>(Option<&'a str>);
+
+impl fmt::Display for InColumn<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(c) => write!(f, ", column {c:?}"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Renders a quoted, comma-separated list, cut after 30 names so that a
+/// 784-column dataset does not flood the terminal.
+struct ColumnList<'a>(&'a [String]);
+
+impl fmt::Display for ColumnList<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const SHOWN: usize = 30;
+        for (i, c) in self.0.iter().take(SHOWN).enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{c:?}")?;
+        }
+        if self.0.len() > SHOWN {
+            write!(f, ", ... ({} more)", self.0.len() - SHOWN)?;
+        }
+        if self.0.is_empty() {
+            f.write_str("(none)")?;
+        }
+        Ok(())
+    }
+}
+
+impl IoError {
+    /// An OS error on `path`; a missing file becomes [`IoError::NotFound`].
+    pub(crate) fn os(path: impl Into<PathBuf>, what: &'static str, error: std::io::Error) -> IoError {
+        let path = path.into();
+        if error.kind() == std::io::ErrorKind::NotFound {
+            IoError::NotFound { path }
+        } else {
+            IoError::Os { path, what, error }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_carry_location_and_expectation() {
+        let e = IoError::ParseNumber {
+            path: "data/train.csv".into(),
+            line: 17,
+            field: 4,
+            column: "x4".into(),
+            text: "abc".into(),
+        };
+        assert_eq!(e.to_string(), r#"data/train.csv:17:4: column "x4": expected a number, found "abc""#);
+        let e = IoError::NonFinite {
+            path: "d/part-00001.parquet".into(),
+            row_id: 20482,
+            row_in_file: 10482,
+            column: "age".into(),
+            value: BadValue::Value(f64::NAN),
+        };
+        assert_eq!(
+            e.to_string(),
+            r#"d/part-00001.parquet: row 10482 (global row id 20482), column "age": expected a finite number, found NaN"#
+        );
+        let e = IoError::ColumnNotFound {
+            path: "d".into(),
+            column: "y".into(),
+            available: (0..40).map(|i| format!("c{i}")).collect(),
+        };
+        let s = e.to_string();
+        assert!(s.starts_with(r#"d: column "y" not found; available columns: "c0", "c1""#), "{s}");
+        assert!(s.ends_with("... (10 more)"), "{s}");
+    }
+}
