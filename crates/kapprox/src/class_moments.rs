@@ -1,0 +1,141 @@
+//! One-vs-rest statistics without knowing the classes before the pass.
+//!
+//! One-vs-rest ridge regresses on ±1 targets `y_c = 2·[label = c] − 1`.
+//! Every target statistic follows from per-class feature sums and counts:
+//! `Zᵀy_c = 2·S_c − Σz` with `S_c = Σ_{label = c} z`, `Σy_c = 2n_c − n`,
+//! `y_cᵀy_c = n` and `y_cᵀy_d = n − 2n_c − 2n_d` for `c ≠ d`. So the pass
+//! accumulates a target-free [`Moments`] plus `S_c` and `n_c` for the
+//! classes as they appear, and the full statistics are assembled at the end.
+
+use kapprox_core::Moments;
+use kapprox_core::sparse::SparseRowsView;
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2};
+use std::collections::BTreeMap;
+
+/// Ordered key for a class label (labels are finite f64 values).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LabelKey(i64, u64);
+
+impl LabelKey {
+    /// The key of a label value (total order of f64, -0.0 == 0.0).
+    pub fn of(v: f64) -> Self {
+        let v = if v == 0.0 { 0.0 } else { v };
+        LabelKey(v.floor() as i64, v.to_bits())
+    }
+}
+
+/// Feature Gram plus per-class sums; see the module docs.
+#[derive(Clone, Debug)]
+pub struct ClassMoments {
+    gram: Moments,
+    sums: BTreeMap<LabelKey, (f64, Array1<f64>, f64)>,
+}
+
+impl ClassMoments {
+    /// An empty accumulator for `n_features` feature columns.
+    pub fn new(n_features: usize) -> Self {
+        ClassMoments { gram: Moments::new(n_features, 0), sums: BTreeMap::new() }
+    }
+
+    /// Adds dense rows `z (n, l)` with their labels.
+    pub fn update(&mut self, z: ArrayView2<'_, f64>, labels: ArrayView1<'_, f64>) {
+        let empty = Array2::<f64>::zeros((z.nrows(), 0));
+        self.gram.update(z, empty.view());
+        let l = z.ncols();
+        for (row, &y) in z.rows().into_iter().zip(labels.iter()) {
+            let e = self.sums.entry(LabelKey::of(y)).or_insert_with(|| (y, Array1::zeros(l), 0.0));
+            e.1 += &row;
+            e.2 += 1.0;
+        }
+    }
+
+    /// Adds sparse rows with their labels.
+    pub fn update_sparse(&mut self, z: SparseRowsView<'_>, labels: ArrayView1<'_, f64>) {
+        let empty = Array2::<f64>::zeros((z.n_rows(), 0));
+        self.gram.update_sparse(z, empty.view());
+        let l = z.n_cols;
+        for (r, &y) in labels.iter().enumerate() {
+            let e = self.sums.entry(LabelKey::of(y)).or_insert_with(|| (y, Array1::zeros(l), 0.0));
+            for (&j, &v) in z.indices.row(r).iter().zip(z.values.row(r)) {
+                e.1[j as usize] += v;
+            }
+            e.2 += 1.0;
+        }
+    }
+
+    /// Adds another accumulator's statistics.
+    pub fn merge(&mut self, other: &ClassMoments) {
+        self.gram.merge(&other.gram);
+        for (k, (y, s, n)) in &other.sums {
+            let e = self.sums.entry(*k).or_insert_with(|| (*y, Array1::zeros(s.len()), 0.0));
+            e.1 += s;
+            e.2 += n;
+        }
+    }
+
+    /// Flushes buffered rows.
+    pub fn flush(&mut self) {
+        self.gram.flush();
+    }
+
+    /// The classes seen, ascending.
+    pub fn classes(&self) -> Vec<f64> {
+        self.sums.values().map(|(y, _, _)| *y).collect()
+    }
+
+    /// Full one-vs-rest statistics for the class list `classes` (ascending;
+    /// may include classes this accumulator never saw, e.g. a validation
+    /// part missing a rare class).
+    pub fn to_moments(&mut self, classes: &[f64]) -> Moments {
+        self.gram.flush();
+        let l = self.gram.n_features();
+        let k = classes.len();
+        let g0 = self.gram.augmented_gram();
+        let n = g0[[l, l]];
+        let zsum = g0.row(l).slice(ndarray::s![0..l]).to_owned();
+        let w = l + 1 + k;
+        let mut g = Array2::<f64>::zeros((w, w));
+        g.slice_mut(ndarray::s![0..l + 1, 0..l + 1]).assign(&g0);
+        let stat = |c: f64| -> (Array1<f64>, f64) {
+            match self.sums.get(&LabelKey::of(c)) {
+                Some((_, s, nc)) => (s.clone(), *nc),
+                None => (Array1::zeros(l), 0.0),
+            }
+        };
+        let per: Vec<(Array1<f64>, f64)> = classes.iter().map(|&c| stat(c)).collect();
+        for (t, (s, nc)) in per.iter().enumerate() {
+            let r = l + 1 + t;
+            let zy = s * 2.0 - &zsum;
+            g.slice_mut(ndarray::s![r, 0..l]).assign(&zy);
+            g[[r, l]] = 2.0 * nc - n;
+            for (u, (_, nd)) in per.iter().enumerate().take(t + 1) {
+                g[[r, l + 1 + u]] = if u == t { n } else { n - 2.0 * nc - 2.0 * nd };
+            }
+        }
+        Moments::from_augmented_gram(l, k, g.view())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::array;
+
+    #[test]
+    fn equals_moments_of_explicit_pm1_targets() {
+        let z = Array2::from_shape_fn((700, 4), |(i, j)| ((i * 7 + j * 3) % 13) as f64 * 0.1 - 0.4);
+        let labels = Array1::from_shape_fn(700, |i| [3.0, -1.0, 7.5][(i * 5) % 3]);
+        let mut cm = ClassMoments::new(4);
+        cm.update(z.view(), labels.view());
+        let classes = vec![-1.0, 3.0, 7.5, 9.0];
+        assert_eq!(cm.classes(), vec![-1.0, 3.0, 7.5]);
+        let got = cm.to_moments(&classes);
+        let y = Array2::from_shape_fn((700, 4), |(i, c)| if labels[i] == classes[c] { 1.0 } else { -1.0 });
+        let mut want = Moments::new(4, 4);
+        want.update(z.view(), y.view());
+        want.flush();
+        let d = &got.augmented_gram() - &want.augmented_gram();
+        assert!(d.iter().all(|v| v.abs() < 1e-9), "{d}");
+        let _ = array![1.0];
+    }
+}

@@ -1,0 +1,317 @@
+//! Raw command-line arguments (clap). Validation into library
+//! configurations happens in `config`; handlers live in `commands`.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// kapprox: kernel methods at scale through explicit feature maps,
+/// streaming Parquet shards and sufficient statistics.
+#[derive(Debug, Parser)]
+#[command(name = "kapprox", version, about, long_about = None, max_term_width = 100)]
+pub struct Cli {
+    /// Worker threads (default: all cores).
+    #[arg(long, global = true)]
+    pub threads: Option<usize>,
+    /// No progress bars.
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Convert CSV/TSV, LIBSVM or IDX (optionally .gz/.bz2) into a directory of Parquet shards.
+    Convert(ConvertArgs),
+    /// Split a Parquet dataset into train and test directories by a hash of the row id.
+    Split(SplitArgs),
+    /// Map a Parquet dataset through a feature map into Parquet feature shards.
+    Featurize(FeaturizeArgs),
+    /// Fit ridge regression or one-vs-rest classification on mapped features; writes a model file.
+    Fit(FitArgs),
+    /// Predict with a model: Parquet in, Parquet predictions out.
+    Predict(PredictArgs),
+    /// Evaluate a model on labelled data (RMSE, relative RMSE, MAE, R², accuracy, macro-F1).
+    Eval(EvalArgs),
+    /// Run convert -> fit -> predict -> eval on the data shipped in data/.
+    Demo(DemoArgs),
+}
+
+/// Input format of `convert`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    /// Comma-separated values.
+    Csv,
+    /// Tab-separated values.
+    Tsv,
+    /// LIBSVM / SVMlight sparse text.
+    Libsvm,
+    /// MNIST-style IDX images (labels from --labels).
+    Idx,
+}
+
+/// What to do with NaN or infinite values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
+pub enum NanArg {
+    /// Refuse the input with an error naming the file, row and column.
+    #[default]
+    Refuse,
+    /// Drop the row and count it.
+    Skip,
+}
+
+/// Arguments of `convert`.
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    /// Input file (CSV, TSV, LIBSVM or IDX; gzip and bzip2 are read transparently).
+    pub input: PathBuf,
+    /// Output directory of Parquet shards (must not exist or be empty, unless --overwrite).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Input format (default: from the file name, else sniffed).
+    #[arg(long, value_enum)]
+    pub format: Option<FormatArg>,
+    /// Field delimiter for CSV/TSV, one character (default: detected).
+    #[arg(long)]
+    pub delimiter: Option<char>,
+    /// Whether the first line is a header (default: detected).
+    #[arg(long)]
+    pub header: Option<bool>,
+    /// Label column: a column name, or `last` (CSV/TSV).
+    #[arg(long, default_value = "last")]
+    pub label: String,
+    /// IDX labels file (idx1) to pair with an IDX images file.
+    #[arg(long)]
+    pub labels: Option<PathBuf>,
+    /// Number of features of a LIBSVM file (default: the largest index seen).
+    #[arg(long)]
+    pub n_features: Option<usize>,
+    /// Rows per output shard.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub rows_per_shard: usize,
+    /// NaN / Inf handling.
+    #[arg(long, value_enum, default_value_t)]
+    pub nan: NanArg,
+    /// Replace an existing output directory.
+    #[arg(long)]
+    pub overwrite: bool,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `split`.
+#[derive(Debug, Args)]
+pub struct SplitArgs {
+    /// Input Parquet file or directory.
+    pub input: PathBuf,
+    /// Output directory for the training rows.
+    #[arg(long)]
+    pub train: PathBuf,
+    /// Output directory for the test rows.
+    #[arg(long)]
+    pub test: PathBuf,
+    /// Fraction of rows in the test part.
+    #[arg(long, default_value_t = 0.2)]
+    pub test_fraction: f64,
+    /// Seed of the row hash.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Rows per read chunk.
+    #[arg(long, default_value_t = kapprox_io::DEFAULT_CHUNK_ROWS)]
+    pub chunk_rows: usize,
+    /// Replace existing output directories.
+    #[arg(long)]
+    pub overwrite: bool,
+}
+
+/// The feature map and its parameters.
+#[derive(Debug, Args, Clone)]
+pub struct MapArgs {
+    /// Feature map: rff (alias rff-gaussian).
+    #[arg(long, default_value = "rff")]
+    pub map: String,
+    /// Kernel: gaussian, laplacian, cauchy, matern.
+    #[arg(long, default_value = "gaussian")]
+    pub kernel: String,
+    /// Matérn smoothness ν.
+    #[arg(long, default_value_t = 1.5)]
+    pub nu: f64,
+    /// RFF form: pairs ([cos, sin], lower variance) or phase (cos(wx + b)).
+    #[arg(long, default_value = "pairs")]
+    pub form: String,
+    /// Number of output features l.
+    #[arg(long, short = 'l', default_value_t = 1024)]
+    pub features: usize,
+    /// Kernel bandwidth(s): numbers, `auto` (the median rule) or `auto*F`, comma-separated.
+    /// Several values are fitted in the same pass and chosen on the validation split.
+    /// `auto` = median Euclidean distance between 1000 sampled rows after scaling
+    /// (rows picked by a seeded hash of their row id).
+    #[arg(long, default_value = "auto*0.5,auto,auto*2,auto*4")]
+    pub sigma: String,
+    /// Seed of every random choice (map, splits, samples).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+/// Reading and scaling options shared by the commands that read Parquet.
+#[derive(Debug, Args, Clone)]
+pub struct ReadArgs {
+    /// Label column: a name, `last`, or `auto` (the label recorded by convert).
+    #[arg(long, default_value = "auto")]
+    pub label: String,
+    /// Rows per chunk (bounds memory; does not change the result).
+    #[arg(long, default_value_t = kapprox_io::DEFAULT_CHUNK_ROWS)]
+    pub chunk_rows: usize,
+    /// NaN / Inf handling.
+    #[arg(long, value_enum, default_value_t)]
+    pub nan: NanArg,
+}
+
+/// Input scaling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
+pub enum ScaleArg {
+    /// Zero mean, unit variance per column.
+    #[default]
+    Standard,
+    /// Map each column's [min, max] to [0, 1].
+    Minmax,
+    /// No scaling.
+    None,
+}
+
+/// Learning task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
+pub enum TaskArg {
+    /// Ridge regression on the label.
+    #[default]
+    Regression,
+    /// One-vs-rest ridge on ±1 targets, predicted class = argmax.
+    Classification,
+}
+
+/// Arguments of `featurize`.
+#[derive(Debug, Args)]
+pub struct FeaturizeArgs {
+    /// Input Parquet file or directory.
+    #[arg(long)]
+    pub data: PathBuf,
+    /// Output directory: one feature shard per input shard.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Use the map and scaling of a fitted model instead of --map/--sigma.
+    #[arg(long)]
+    pub model: Option<PathBuf>,
+    /// The map (ignored with --model; --sigma must be one value).
+    #[command(flatten)]
+    pub map: MapArgs,
+    /// Reading options.
+    #[command(flatten)]
+    pub read: ReadArgs,
+    /// Input scaling (ignored with --model).
+    #[arg(long, value_enum, default_value_t)]
+    pub scale: ScaleArg,
+    /// Write features as float32.
+    #[arg(long)]
+    pub f32: bool,
+}
+
+/// Arguments of `fit`.
+#[derive(Debug, Args)]
+pub struct FitArgs {
+    /// Training data: Parquet file or directory of shards.
+    #[arg(long)]
+    pub train: PathBuf,
+    /// Model file to write (safetensors + JSON metadata).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// The map.
+    #[command(flatten)]
+    pub map: MapArgs,
+    /// Reading options.
+    #[command(flatten)]
+    pub read: ReadArgs,
+    /// Ridge penalty α of ‖Zw + b − y‖² + α‖w‖² (scikit-learn's `alpha`; the intercept b is not
+    /// penalised): a number, a comma list, or a log range `LO..HI[:N]`. Several values are
+    /// chosen on the validation split. Default: n_train × 10^(−9..−1), 17 values.
+    #[arg(long)]
+    pub alpha: Option<String>,
+    /// Learning task.
+    #[arg(long, value_enum, default_value_t)]
+    pub task: TaskArg,
+    /// Input scaling (statistics stored in the model and applied by predict).
+    #[arg(long, value_enum, default_value_t)]
+    pub scale: ScaleArg,
+    /// Fraction of training rows held out (by a seeded hash of the row id) to choose σ and α.
+    /// The final model is refitted on all rows from the same statistics.
+    #[arg(long, default_value_t = 0.2)]
+    pub validation: f64,
+    /// Refuse to start when the statistics would need more than this many bytes (e.g. 4G).
+    #[arg(long)]
+    pub max_memory: Option<String>,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `predict`.
+#[derive(Debug, Args)]
+pub struct PredictArgs {
+    /// Model file written by fit.
+    #[arg(long)]
+    pub model: PathBuf,
+    /// Input Parquet file or directory.
+    #[arg(long)]
+    pub data: PathBuf,
+    /// Output directory: one prediction shard per input shard.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Rows per chunk.
+    #[arg(long, default_value_t = kapprox_io::DEFAULT_CHUNK_ROWS)]
+    pub chunk_rows: usize,
+    /// NaN / Inf handling.
+    #[arg(long, value_enum, default_value_t)]
+    pub nan: NanArg,
+}
+
+/// Arguments of `eval`.
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// Model file written by fit.
+    #[arg(long)]
+    pub model: PathBuf,
+    /// Labelled Parquet file or directory.
+    #[arg(long)]
+    pub data: PathBuf,
+    /// Rows per chunk.
+    #[arg(long, default_value_t = kapprox_io::DEFAULT_CHUNK_ROWS)]
+    pub chunk_rows: usize,
+    /// NaN / Inf handling.
+    #[arg(long, value_enum, default_value_t)]
+    pub nan: NanArg,
+    /// Print the metrics as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Directory holding cpu_rks_train.tsv.gz and cpu_rks_test.tsv.gz.
+    #[arg(long, default_value = "data")]
+    pub data: PathBuf,
+    /// Number of features l.
+    #[arg(long, short = 'l', default_value_t = 2048)]
+    pub features: usize,
+    /// Seed.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Keep the intermediate files here instead of a temporary directory.
+    #[arg(long)]
+    pub work_dir: Option<PathBuf>,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}

@@ -1,0 +1,340 @@
+//! Command handlers: validate arguments, call the library, print results.
+
+use crate::cli::{ConvertArgs, DemoArgs, EvalArgs, FeaturizeArgs, FitArgs, FormatArg, PredictArgs, ScaleArg, TaskArg};
+use crate::config::{self, MapConfig, ReadConfig, SigmaSpec};
+use crate::fit::{FitConfig, FitReport, ScaleKind, fit};
+use crate::model::{Model, Task};
+use crate::outputs::{PerShard, output_path, prepare_output_dir};
+use crate::pipeline::{Features, Pass};
+use crate::predict::{EvalMetrics, evaluate, predict_to_dir};
+use anyhow::{Context, Result, bail};
+use kapprox_io::{
+    ConvertOptions, Dataset, DenseFeatureWriter, FeatureDtype, FeatureFileOptions, InputFormat, LabelSpec, ReadOptions,
+    SparseFeatureWriter,
+};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+fn print_json(v: &impl serde::Serialize) -> Result<()> {
+    println!("{}", serde_json::to_string(v)?);
+    Ok(())
+}
+
+/// `kapprox convert`.
+pub fn convert(a: &ConvertArgs) -> Result<()> {
+    let delimiter = match a.delimiter {
+        Some(d) if !d.is_ascii() => bail!("--delimiter: {d:?} is not a single ASCII character"),
+        Some(d) => Some(kapprox_io::Delimiter::Byte(d as u8)),
+        None => None,
+    };
+    let opts = ConvertOptions::new()
+        .with_format(a.format.map(|f| match f {
+            FormatArg::Csv => InputFormat::Csv,
+            FormatArg::Tsv => InputFormat::Tsv,
+            FormatArg::Libsvm => InputFormat::Libsvm,
+            FormatArg::Idx => InputFormat::Idx,
+        }))
+        .with_delimiter(delimiter)
+        .with_header(a.header)
+        .with_label(match a.label.as_str() {
+            "last" => LabelSpec::Last,
+            name => LabelSpec::Name(name.to_string()),
+        })
+        .with_labels_path(a.labels.clone())
+        .with_n_features(a.n_features)
+        .with_rows_per_shard(a.rows_per_shard as u64)
+        .with_nan_policy(config::nan_policy(a.nan))
+        .with_overwrite(a.overwrite);
+    let bar = crate::progress::rows_bar(0, "convert");
+    let report = kapprox_io::convert(&a.input, &a.out, &opts, &mut |rows| bar.set_position(rows))?;
+    bar.finish_and_clear();
+    if a.json {
+        print_json(&report)?;
+    } else {
+        eprintln!(
+            "wrote {} rows x {} features into {} shard(s) under {}{}",
+            report.rows_written,
+            report.columns.len() - usize::from(report.label.is_some()),
+            report.shards.len(),
+            a.out.display(),
+            if report.rows_skipped > 0 {
+                format!(" ({} rows with NaN/Inf skipped)", report.rows_skipped)
+            } else {
+                String::new()
+            }
+        );
+    }
+    Ok(())
+}
+
+fn scale_kind(a: ScaleArg) -> ScaleKind {
+    match a {
+        ScaleArg::Standard => ScaleKind::Standard,
+        ScaleArg::Minmax => ScaleKind::MinMax,
+        ScaleArg::None => ScaleKind::None,
+    }
+}
+
+/// Builds the validated fit configuration from `fit`'s arguments.
+pub fn fit_config(a: &FitArgs) -> Result<FitConfig> {
+    Ok(FitConfig {
+        train: a.train.clone(),
+        map: MapConfig::from_args(&a.map)?,
+        sigmas: config::parse_sigmas(&a.map.sigma)?,
+        alphas: a.alpha.as_deref().map(kapprox_solve::parse_alpha_grid).transpose().context("--alpha")?,
+        task: match a.task {
+            TaskArg::Regression => Task::Regression,
+            TaskArg::Classification => Task::Classification,
+        },
+        scale: scale_kind(a.scale),
+        read: ReadConfig::from_args(&a.read)?,
+        validation: a.validation,
+        max_memory: a.max_memory.as_deref().map(config::parse_bytes).transpose()?,
+    })
+}
+
+/// `kapprox fit`.
+pub fn fit_cmd(a: &FitArgs) -> Result<()> {
+    let cfg = fit_config(a)?;
+    let (model, report) = fit(&cfg)?;
+    model.save(&a.out)?;
+    if a.json {
+        print_json(&serde_json::json!({"model": a.out, "report": report}))?;
+    } else {
+        print_fit_report(&report, &a.out);
+    }
+    Ok(())
+}
+
+fn print_fit_report(r: &FitReport, out: &Path) {
+    eprintln!(
+        "fitted on {} rows ({} validation) in {} pass(es), {:.2} s: sigma = {:.4}, alpha = {:.3e}",
+        r.rows, r.validation_rows, r.passes, r.seconds.total, r.sigma, r.alpha
+    );
+    for c in &r.candidates {
+        eprintln!(
+            "  sigma {:>10.4}: best alpha {:.3e}, validation RMSE {:.4}",
+            c.sigma,
+            c.best_alpha,
+            c.validation_mse.sqrt()
+        );
+    }
+    eprintln!("model written to {}", out.display());
+}
+
+/// `kapprox predict`.
+pub fn predict(a: &PredictArgs) -> Result<()> {
+    let model = Model::load(&a.model)?;
+    let r = predict_to_dir(&model, &a.data, &a.out, a.chunk_rows, config::nan_policy(a.nan))?;
+    eprintln!("wrote {} predictions into {} file(s) under {} in {:.2} s", r.rows, r.files, a.out.display(), r.seconds);
+    Ok(())
+}
+
+/// `kapprox eval`.
+pub fn eval(a: &EvalArgs) -> Result<()> {
+    let model = Model::load(&a.model)?;
+    let m = evaluate(&model, &a.data, a.chunk_rows, config::nan_policy(a.nan))?;
+    if a.json {
+        print_json(&m)?;
+    } else {
+        match m {
+            EvalMetrics::Regression(m) => println!(
+                "rows {}  RMSE {:.4}  relative RMSE {:.4}  MAE {:.4}  R² {:.4}",
+                m.n_samples, m.rmse, m.relative_rmse, m.mae, m.r2
+            ),
+            EvalMetrics::Classification(m) => {
+                println!("rows {}  accuracy {:.4}%  macro-F1 {:.4}", m.n_samples, 100.0 * m.accuracy, m.macro_f1)
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `kapprox featurize`.
+pub fn featurize(a: &FeaturizeArgs) -> Result<()> {
+    let start = Instant::now();
+    let ds = Dataset::open(&a.data)?;
+    let read_cfg = ReadConfig::from_args(&a.read)?;
+    let (features, scaler, map) = match &a.model {
+        Some(path) => {
+            let m = Model::load(path)?;
+            (m.doc.feature_columns.clone(), m.doc.scaler.clone(), m.map)
+        }
+        None => {
+            let map_cfg = MapConfig::from_args(&a.map)?;
+            let sigmas = config::parse_sigmas(&a.map.sigma)?;
+            if sigmas.len() != 1 {
+                bail!("--sigma: featurize takes one bandwidth, got {}", sigmas.len());
+            }
+            let (features, _) = resolve_optional_label(&ds, &read_cfg.label)?;
+            let read =
+                ReadOptions::new(features.clone()).with_chunk_rows(read_cfg.chunk_rows).with_nan_policy(read_cfg.nan);
+            let needs_sample = matches!(sigmas[0], SigmaSpec::Auto(_));
+            let stored = ds.stored_stats().and_then(|s| s.select(&features, ds.path()).ok());
+            let (stats, sample) = match stored {
+                Some(s) if !needs_sample => (s, None),
+                stored => crate::fit::prepare_pass(&ds, &read, stored, needs_sample, map_cfg.seed)?,
+            };
+            let scaler = crate::fit::make_scaler(scale_kind(a.scale), &stats);
+            let median = sample.map(|mut s| {
+                scaler.apply_in_place(s.view_mut());
+                crate::fit::median_distance(&s.view())
+            });
+            let spec = map_cfg.spec(sigmas[0].resolve(median), features.len())?;
+            (features, scaler, spec.build(&Default::default())?)
+        }
+    };
+    let label = resolve_optional_label(&ds, &read_cfg.label)?.1;
+    let read = ReadOptions::new(features)
+        .with_label(label.clone())
+        .with_chunk_rows(read_cfg.chunk_rows)
+        .with_nan_policy(read_cfg.nan);
+    prepare_output_dir(&a.out)?;
+    let opts = FeatureFileOptions::new()
+        .with_dtype(if a.f32 { FeatureDtype::F32 } else { FeatureDtype::F64 })
+        .with_carried(label.clone());
+    let l = map.n_output();
+    let mut dense = PerShard::new(|w: DenseFeatureWriter| Ok(w.finish()?));
+    let mut sparse = PerShard::new(|w: SparseFeatureWriter| Ok(w.finish()?));
+    let pass = Pass { dataset: &ds, read, scaler: &scaler, maps: vec![map.as_ref()], label: "featurize" };
+    let report = pass.run(&mut |chunk, feats| {
+        let carried: Vec<_> = chunk.y.iter().map(|y| y.view()).collect();
+        let path = output_path(&ds, chunk.shard, &a.out);
+        match &feats[0] {
+            Features::Dense(z) => dense
+                .writer(chunk.shard, || Ok(DenseFeatureWriter::create(&path, l, opts.clone())?))?
+                .write(z.view(), Some(&chunk.row_ids), &carried)?,
+            Features::Sparse(z) => sparse
+                .writer(chunk.shard, || Ok(SparseFeatureWriter::create(&path, l, opts.clone())?))?
+                .write(z.view(), Some(&chunk.row_ids), &carried)?,
+        }
+        Ok(())
+    })?;
+    dense.close()?;
+    sparse.close()?;
+    eprintln!(
+        "wrote {} rows x {l} features into {} file(s) under {} in {:.2} s",
+        report.rows,
+        dense.files() + sparse.files(),
+        a.out.display(),
+        start.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Features and label; with `--label auto` and no recorded label, every
+/// numeric column is a feature.
+fn resolve_optional_label(ds: &Dataset, label: &LabelSpec) -> Result<(Vec<String>, Option<String>)> {
+    match (label, ds.label_hint()) {
+        (LabelSpec::Hint, None) => Ok(ds.resolve_columns(&LabelSpec::None)?),
+        _ => Ok(ds.resolve_columns(label)?),
+    }
+}
+
+/// Finds the shipped data directory: as given, else relative to the
+/// workspace this binary was built from.
+fn locate_data(dir: &Path) -> Result<PathBuf> {
+    let want = "cpu_rks_train.tsv.gz";
+    if dir.join(want).exists() {
+        return Ok(dir.to_path_buf());
+    }
+    let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(dir);
+    if built.join(want).exists() {
+        return Ok(built);
+    }
+    bail!("{}: {want} not found (run from the repository root or pass --data DIR)", dir.display())
+}
+
+/// `kapprox demo`: the whole chain on the CPU data shipped in `data/`.
+pub fn demo(a: &DemoArgs) -> Result<()> {
+    let t0 = Instant::now();
+    let data = locate_data(&a.data)?;
+    let tmp;
+    let work = match &a.work_dir {
+        Some(w) => {
+            std::fs::create_dir_all(w)?;
+            w.clone()
+        }
+        None => {
+            tmp = tempfile::tempdir()?;
+            tmp.path().to_path_buf()
+        }
+    };
+    let mut timings = serde_json::Map::new();
+    let mut convert_one = |name: &str| -> Result<PathBuf> {
+        let out = work.join(name);
+        let opts = ConvertOptions::new().with_label(LabelSpec::Last).with_overwrite(true);
+        let t = Instant::now();
+        kapprox_io::convert(&data.join(format!("cpu_rks_{name}.tsv.gz")), &out, &opts, &mut |_| {})?;
+        timings.insert(format!("convert_{name}"), t.elapsed().as_secs_f64().into());
+        Ok(out)
+    };
+    let train = convert_one("train")?;
+    let test = convert_one("test")?;
+    let cfg = FitConfig {
+        train: train.clone(),
+        map: MapConfig {
+            name: "rff".into(),
+            kernel: "gaussian".into(),
+            nu: 1.5,
+            form: kapprox_features::Form::Pairs,
+            n_components: a.features,
+            seed: a.seed,
+        },
+        sigmas: config::parse_sigmas("auto*0.5,auto,auto*2,auto*4")?,
+        alphas: None,
+        task: Task::Regression,
+        scale: ScaleKind::Standard,
+        read: ReadConfig {
+            label: LabelSpec::Hint,
+            chunk_rows: kapprox_io::DEFAULT_CHUNK_ROWS,
+            nan: Default::default(),
+        },
+        validation: 0.2,
+        max_memory: None,
+    };
+    let t = Instant::now();
+    let (model, report) = fit(&cfg)?;
+    timings.insert("fit".into(), t.elapsed().as_secs_f64().into());
+    let model_path = work.join("model.safetensors");
+    model.save(&model_path)?;
+    let model = Model::load(&model_path)?;
+    let t = Instant::now();
+    let metrics = evaluate(&model, &test, kapprox_io::DEFAULT_CHUNK_ROWS, Default::default())?;
+    timings.insert("eval".into(), t.elapsed().as_secs_f64().into());
+    timings.insert("total".into(), t0.elapsed().as_secs_f64().into());
+    let m = match &metrics {
+        EvalMetrics::Regression(m) => m.clone(),
+        EvalMetrics::Classification(_) => unreachable!("the demo is a regression"),
+    };
+    if a.json {
+        print_json(&serde_json::json!({
+            "dataset": "cpu (Rahimi & Recht split): 6554 train / 819 test rows, 21 features",
+            "map": model.doc.map,
+            "test": m,
+            "fit": report,
+            "seconds": timings,
+        }))?;
+    } else {
+        println!("kapprox demo: Gaussian random Fourier features + ridge on the CPU data (6554 train / 819 test rows)");
+        println!(
+            "  features l = {}, sigma = {:.4} (median rule x {:.1}), alpha = {:.3e}, chosen on a 20% validation split",
+            a.features,
+            report.sigma,
+            report.sigma / report.median_distance.unwrap_or(report.sigma),
+            report.alpha
+        );
+        println!(
+            "  test RMSE {:.4}   relative RMSE {:.4}   MAE {:.4}   R² {:.4}",
+            m.rmse, m.relative_rmse, m.mae, m.r2
+        );
+        println!(
+            "  time: fit {:.2} s ({} pass(es)), eval {:.2} s, total {:.2} s",
+            timings["fit"].as_f64().unwrap_or(0.0),
+            report.passes,
+            timings["eval"].as_f64().unwrap_or(0.0),
+            timings["total"].as_f64().unwrap_or(0.0)
+        );
+    }
+    Ok(())
+}

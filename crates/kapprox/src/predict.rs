@@ -1,0 +1,164 @@
+//! `predict` and `eval`: stream data through a fitted model.
+//!
+//! Both run one pass with the model's scaler and map; `predict` writes one
+//! prediction shard per input shard, `eval` only accumulates metrics, so
+//! neither holds more than a chunk of rows.
+
+use crate::model::{Model, Task};
+use crate::outputs::{PerShard, output_path, prepare_output_dir};
+use crate::pipeline::{Features, Pass};
+use anyhow::{Context, Result};
+use kapprox_core::dense;
+use kapprox_io::{Chunk, Dataset, NanPolicy, PredictionFileOptions, PredictionWriter, ReadOptions};
+use kapprox_solve::{
+    Classes, ClassificationAccumulator, ClassificationMetrics, RegressionAccumulator, RegressionMetrics,
+};
+use ndarray::{Array1, Array2, Axis};
+use serde::Serialize;
+use std::path::Path;
+
+/// Scores `(n, k)` of a chunk's features.
+pub fn scores(model: &Model, z: &Features) -> Array2<f64> {
+    let mut s = match z {
+        Features::Dense(z) => dense::matmul(z.view(), model.coef.view(), kapprox_core::Par::Seq),
+        Features::Sparse(z) => {
+            let mut s = Array2::zeros((z.n_rows(), model.coef.ncols()));
+            for (r, mut out) in s.rows_mut().into_iter().enumerate() {
+                for (&j, &v) in z.indices.row(r).iter().zip(z.values.row(r)) {
+                    out.scaled_add(v, &model.coef.row(j as usize));
+                }
+            }
+            s
+        }
+    };
+    s += &model.intercept;
+    s
+}
+
+/// Predictions `(n)` from scores: the score itself (regression) or the
+/// class of the largest score.
+pub fn decide(model: &Model, classes: Option<&Classes>, scores: &Array2<f64>) -> Result<Array1<f64>> {
+    match (model.doc.task, classes) {
+        (Task::Classification, Some(c)) => Ok(c.decode_argmax(scores.view())?),
+        _ => Ok(scores.column(0).to_owned()),
+    }
+}
+
+fn classes_of(model: &Model) -> Result<Option<Classes>> {
+    match (&model.doc.task, &model.doc.classes) {
+        (Task::Classification, Some(c)) => Ok(Some(Classes::from_labels(c.iter().copied())?)),
+        (Task::Classification, None) => anyhow::bail!("classification model without a class list"),
+        _ => Ok(None),
+    }
+}
+
+/// A pass of `ds` through `model`; `sink` gets each chunk with its scores.
+fn model_pass(
+    model: &Model,
+    ds: &Dataset,
+    with_label: bool,
+    chunk_rows: usize,
+    nan: NanPolicy,
+    label: &str,
+    sink: &mut dyn FnMut(&Chunk, Array2<f64>) -> Result<()>,
+) -> Result<crate::pipeline::PassReport> {
+    for c in &model.doc.feature_columns {
+        if !ds.columns().iter().any(|have| have == c) {
+            anyhow::bail!(
+                "{}: column {c:?} that the model needs is missing (the model was trained on {} columns)",
+                ds.path().display(),
+                model.doc.feature_columns.len()
+            );
+        }
+    }
+    let label_col = if with_label { model.doc.label_column.clone() } else { None };
+    let read = ReadOptions::new(model.doc.feature_columns.clone())
+        .with_label(label_col)
+        .with_chunk_rows(chunk_rows)
+        .with_nan_policy(nan);
+    let pass = Pass { dataset: ds, read, scaler: &model.doc.scaler, maps: vec![model.map.as_ref()], label };
+    pass.run(&mut |chunk, feats| sink(chunk, scores(model, &feats[0])))
+}
+
+/// What `predict` wrote.
+#[derive(Clone, Debug, Serialize)]
+pub struct PredictReport {
+    /// Rows predicted.
+    pub rows: u64,
+    /// Rows dropped under `--nan skip`.
+    pub skipped: u64,
+    /// Prediction files written.
+    pub files: usize,
+    /// Seconds.
+    pub seconds: f64,
+}
+
+/// Writes predictions of `model` for `data` into `out_dir`.
+pub fn predict_to_dir(
+    model: &Model,
+    data: &Path,
+    out_dir: &Path,
+    chunk_rows: usize,
+    nan: NanPolicy,
+) -> Result<PredictReport> {
+    let ds = Dataset::open(data)?;
+    let classes = classes_of(model)?;
+    let has_label = model.doc.label_column.as_ref().is_some_and(|l| ds.columns().iter().any(|c| c == l));
+    prepare_output_dir(out_dir)?;
+    let mut opts = PredictionFileOptions::new().with_target(has_label);
+    if let Some(c) = &classes {
+        opts = opts.with_classes(c.values().iter().map(|v| format!("{v}")));
+    }
+    let mut files = PerShard::new(|w: PredictionWriter| Ok(w.finish()?));
+    let report = model_pass(model, &ds, has_label, chunk_rows, nan, "predict", &mut |chunk, s| {
+        let pred = decide(model, classes.as_ref(), &s)?;
+        let w = files.writer(chunk.shard, || {
+            Ok(PredictionWriter::create(output_path(&ds, chunk.shard, out_dir), opts.clone())?)
+        })?;
+        let score_view = classes.as_ref().map(|_| s.view());
+        w.write(&chunk.row_ids, pred.view(), chunk.y.as_ref().map(|y| y.view()), score_view)?;
+        Ok(())
+    })?;
+    files.close()?;
+    Ok(PredictReport { rows: report.rows, skipped: report.skipped, files: files.files(), seconds: report.seconds })
+}
+
+/// Metrics of a model on labelled data.
+#[derive(Clone, Debug, Serialize)]
+#[serde(untagged)]
+pub enum EvalMetrics {
+    /// Regression metrics.
+    Regression(RegressionMetrics),
+    /// Classification metrics.
+    Classification(ClassificationMetrics),
+}
+
+/// Evaluates `model` on `data` (which must hold the model's label column).
+pub fn evaluate(model: &Model, data: &Path, chunk_rows: usize, nan: NanPolicy) -> Result<EvalMetrics> {
+    let ds = Dataset::open(data)?;
+    let label = model.doc.label_column.clone().context("the model records no label column")?;
+    if !ds.columns().contains(&label) {
+        anyhow::bail!("{}: label column {label:?} is missing; eval needs labelled data", ds.path().display());
+    }
+    let classes = classes_of(model)?;
+    match classes {
+        Some(classes) => {
+            let mut acc = ClassificationAccumulator::new(&classes);
+            model_pass(model, &ds, true, chunk_rows, nan, "eval", &mut |chunk, s| {
+                let pred = classes.decode_argmax(s.view())?;
+                acc.update(chunk.y.as_ref().expect("label requested").view(), pred.view())?;
+                Ok(())
+            })?;
+            Ok(EvalMetrics::Classification(acc.metrics()?))
+        }
+        None => {
+            let mut acc = RegressionAccumulator::new(1);
+            model_pass(model, &ds, true, chunk_rows, nan, "eval", &mut |chunk, s| {
+                let y = chunk.y.as_ref().expect("label requested").view().insert_axis(Axis(1));
+                acc.update(y, s.view())?;
+                Ok(())
+            })?;
+            Ok(EvalMetrics::Regression(acc.metrics()?))
+        }
+    }
+}
