@@ -108,20 +108,38 @@ impl Moments {
     /// Cost: `n_rows · (l + 1 + k)²` flops, in blocks of [`BLOCK_ROWS`].
     #[track_caller]
     pub fn update(&mut self, z: ArrayView2<'_, f64>, y: ArrayView2<'_, f64>) {
+        self.update_rows(z, y, None);
+    }
+
+    /// Adds the rows `rows` (ascending indices into `z` and `y`) only: the
+    /// same as [`Moments::update`] on the selected rows, without copying
+    /// them first (a train/validation split of a chunk).
+    #[track_caller]
+    pub fn update_selected(&mut self, z: ArrayView2<'_, f64>, y: ArrayView2<'_, f64>, rows: &[usize]) {
+        self.update_rows(z, y, Some(rows));
+    }
+
+    #[track_caller]
+    fn update_rows(&mut self, z: ArrayView2<'_, f64>, y: ArrayView2<'_, f64>, rows: Option<&[usize]>) {
         let (l, k, w) = (self.n_features, self.n_targets, self.width());
         assert_eq!(z.ncols(), l, "update: z has {} columns, expected {l}", z.ncols());
         assert_eq!(y.ncols(), k, "update: y has {} columns, expected {k}", y.ncols());
         assert_eq!(z.nrows(), y.nrows(), "update: z has {} rows, y has {}", z.nrows(), y.nrows());
-        let mut row = 0;
-        while row < z.nrows() {
+        let n = rows.map_or(z.nrows(), <[usize]>::len);
+        let src = |i: usize| rows.map_or(i, |r| r[i]);
+        let mut done = 0;
+        while done < n {
             let pending = self.pending.get_or_insert_with(|| Array2::zeros((BLOCK_ROWS, w)));
-            let take = (BLOCK_ROWS - self.pending_rows).min(z.nrows() - row);
-            let dst = self.pending_rows..self.pending_rows + take;
-            pending.slice_mut(s![dst.clone(), 0..l]).assign(&z.slice(s![row..row + take, ..]));
-            pending.slice_mut(s![dst.clone(), l]).fill(1.0);
-            pending.slice_mut(s![dst, l + 1..]).assign(&y.slice(s![row..row + take, ..]));
+            let take = (BLOCK_ROWS - self.pending_rows).min(n - done);
+            for t in 0..take {
+                let r = src(done + t);
+                let mut dst = pending.row_mut(self.pending_rows + t);
+                dst.slice_mut(s![0..l]).assign(&z.row(r));
+                dst[l] = 1.0;
+                dst.slice_mut(s![l + 1..]).assign(&y.row(r));
+            }
             self.pending_rows += take;
-            row += take;
+            done += take;
             if self.pending_rows == BLOCK_ROWS {
                 self.flush();
             }
@@ -135,6 +153,17 @@ impl Moments {
     /// (counted by [`Moments::sparse_entries_touched`]).
     #[track_caller]
     pub fn update_sparse(&mut self, z: SparseRowsView<'_>, y: ArrayView2<'_, f64>) {
+        self.update_sparse_rows(z, y, None);
+    }
+
+    /// [`Moments::update_sparse`] on the rows `rows` (ascending) only.
+    #[track_caller]
+    pub fn update_sparse_selected(&mut self, z: SparseRowsView<'_>, y: ArrayView2<'_, f64>, rows: &[usize]) {
+        self.update_sparse_rows(z, y, Some(rows));
+    }
+
+    #[track_caller]
+    fn update_sparse_rows(&mut self, z: SparseRowsView<'_>, y: ArrayView2<'_, f64>, rows: Option<&[usize]>) {
         let (l, k) = (self.n_features, self.n_targets);
         assert_eq!(z.n_cols, l, "update_sparse: rows have {} columns, expected {l}", z.n_cols);
         assert_eq!(y.ncols(), k, "update_sparse: y has {} columns, expected {k}", y.ncols());
@@ -144,7 +173,9 @@ impl Moments {
         let g = &mut self.gram;
         let one = l;
         let nnz = z.indices.ncols();
-        for r in 0..z.n_rows() {
+        let n = rows.map_or(z.n_rows(), <[usize]>::len);
+        for t in 0..n {
+            let r = rows.map_or(t, |rows| rows[t]);
             let idx = z.indices.row(r);
             let val = z.values.row(r);
             let yr = y.row(r);
@@ -409,6 +440,32 @@ mod tests {
         assert_eq!(a, run(65536));
         assert_eq!(a, run(7));
         assert_eq!(a, run(1));
+    }
+
+    #[test]
+    fn selected_rows_equal_copied_rows_bitwise() {
+        let (z, y) = data(2000, 7, 2);
+        let rows: Vec<usize> = (0..2000).filter(|i| i % 3 != 1).collect();
+        let mut a = Moments::new(7, 2);
+        a.update_selected(z.view(), y.view(), &rows);
+        a.flush();
+        let mut b = Moments::new(7, 2);
+        b.update(z.select(ndarray::Axis(0), &rows).view(), y.select(ndarray::Axis(0), &rows).view());
+        b.flush();
+        assert_eq!(a.augmented_gram(), b.augmented_gram());
+        let mut sp = SparseRows::zeros(2000, 2, 7);
+        for r in 0..2000 {
+            sp.indices[[r, 0]] = (r % 7) as u32;
+            sp.indices[[r, 1]] = ((r * 3) % 7) as u32;
+            sp.values[[r, 0]] = r as f64 * 0.01;
+            sp.values[[r, 1]] = 1.0;
+        }
+        let mut c = Moments::new(7, 2);
+        c.update_sparse_selected(sp.view(), y.view(), &rows);
+        let mut d = Moments::new(7, 2);
+        d.update_selected(sp.to_dense().view(), y.view(), &rows);
+        d.flush();
+        assert!((&c.augmented_gram() - &d.augmented_gram()).iter().all(|v| v.abs() < 1e-9));
     }
 
     #[test]

@@ -43,8 +43,15 @@ impl Domain {
     pub const RESERVOIR: Domain = Domain(0x20);
     /// Train / validation / fold assignment (index = global row id).
     pub const SPLIT: Domain = Domain(0x30);
+    /// Train / test assignment of `kapprox split` (index = global row id);
+    /// distinct from [`Domain::SPLIT`] so that a test split and a later
+    /// validation split with the same seed are independent.
+    pub const TEST_SPLIT: Domain = Domain(0x31);
     /// Start vectors of Lanczos iterations (index = block number).
     pub const SOLVE_LANCZOS: Domain = Domain(0x40);
+    /// Synthetic datasets of `kapprox generate`: the target function
+    /// (index 0) and the rows of block `b` (index = b + 1).
+    pub const GENERATE: Domain = Domain(0x50);
 }
 
 /// A ChaCha8 generator keyed by `(seed, domain, index)`.

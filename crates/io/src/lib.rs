@@ -61,6 +61,7 @@
 
 pub mod convert;
 pub mod dataset;
+pub mod dataset_writer;
 mod error;
 pub mod readback;
 pub mod reader;
@@ -70,6 +71,7 @@ pub mod writer;
 
 pub use convert::{ConvertOptions, ConvertReport, DEFAULT_ROWS_PER_SHARD, Delimiter, InputFormat, convert};
 pub use dataset::{Dataset, LABEL_KEY, LabelSpec, STATS_KEY, ShardInfo};
+pub use dataset_writer::{DatasetReport, DatasetWriter};
 pub use error::{BadValue, IdxProblem, IoError, LibsvmProblem, Result};
 pub use readback::{read_column, read_column_vec, read_columns};
 pub use reader::{

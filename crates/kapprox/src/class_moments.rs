@@ -39,22 +39,36 @@ impl ClassMoments {
 
     /// Adds dense rows `z (n, l)` with their labels.
     pub fn update(&mut self, z: ArrayView2<'_, f64>, labels: ArrayView1<'_, f64>) {
+        let all: Vec<usize> = (0..z.nrows()).collect();
+        self.update_selected(z, labels, &all);
+    }
+
+    /// Adds the rows `rows` (ascending) of `z` with their labels.
+    pub fn update_selected(&mut self, z: ArrayView2<'_, f64>, labels: ArrayView1<'_, f64>, rows: &[usize]) {
         let empty = Array2::<f64>::zeros((z.nrows(), 0));
-        self.gram.update(z, empty.view());
+        self.gram.update_selected(z, empty.view(), rows);
         let l = z.ncols();
-        for (row, &y) in z.rows().into_iter().zip(labels.iter()) {
+        for &r in rows {
+            let y = labels[r];
             let e = self.sums.entry(LabelKey::of(y)).or_insert_with(|| (y, Array1::zeros(l), 0.0));
-            e.1 += &row;
+            e.1 += &z.row(r);
             e.2 += 1.0;
         }
     }
 
     /// Adds sparse rows with their labels.
     pub fn update_sparse(&mut self, z: SparseRowsView<'_>, labels: ArrayView1<'_, f64>) {
+        let all: Vec<usize> = (0..z.n_rows()).collect();
+        self.update_sparse_selected(z, labels, &all);
+    }
+
+    /// Adds the sparse rows `rows` (ascending) with their labels.
+    pub fn update_sparse_selected(&mut self, z: SparseRowsView<'_>, labels: ArrayView1<'_, f64>, rows: &[usize]) {
         let empty = Array2::<f64>::zeros((z.n_rows(), 0));
-        self.gram.update_sparse(z, empty.view());
+        self.gram.update_sparse_selected(z, empty.view(), rows);
         let l = z.n_cols;
-        for (r, &y) in labels.iter().enumerate() {
+        for &r in rows {
+            let y = labels[r];
             let e = self.sums.entry(LabelKey::of(y)).or_insert_with(|| (y, Array1::zeros(l), 0.0));
             for (&j, &v) in z.indices.row(r).iter().zip(z.values.row(r)) {
                 e.1[j as usize] += v;

@@ -37,6 +37,34 @@ pub enum Command {
     Eval(EvalArgs),
     /// Run convert -> fit -> predict -> eval on the data shipped in data/.
     Demo(DemoArgs),
+    /// Write a synthetic dataset of any size (Gaussian inputs, a random smooth target).
+    Generate(GenerateArgs),
+}
+
+/// Arguments of `generate`.
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// Output directory of Parquet shards.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Number of rows.
+    #[arg(long)]
+    pub rows: u64,
+    /// Number of feature columns.
+    #[arg(long, default_value_t = 54)]
+    pub features: usize,
+    /// Number of classes; 0 writes a regression target.
+    #[arg(long, default_value_t = 0)]
+    pub classes: usize,
+    /// Rows per shard.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub rows_per_shard: u64,
+    /// Seed.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Replace an existing output directory.
+    #[arg(long)]
+    pub overwrite: bool,
 }
 
 /// Input format of `convert`.
@@ -122,6 +150,12 @@ pub struct SplitArgs {
     /// Rows per read chunk.
     #[arg(long, default_value_t = kapprox_io::DEFAULT_CHUNK_ROWS)]
     pub chunk_rows: usize,
+    /// Rows per output shard.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub rows_per_shard: u64,
+    /// Label column: a name, `last`, or `auto` (the label recorded by convert).
+    #[arg(long, default_value = "auto")]
+    pub label: String,
     /// Replace existing output directories.
     #[arg(long)]
     pub overwrite: bool,

@@ -1,6 +1,9 @@
 //! Command handlers: validate arguments, call the library, print results.
 
-use crate::cli::{ConvertArgs, DemoArgs, EvalArgs, FeaturizeArgs, FitArgs, FormatArg, PredictArgs, ScaleArg, TaskArg};
+use crate::cli::{
+    ConvertArgs, DemoArgs, EvalArgs, FeaturizeArgs, FitArgs, FormatArg, GenerateArgs, PredictArgs, ScaleArg, SplitArgs,
+    TaskArg,
+};
 use crate::config::{self, MapConfig, ReadConfig, SigmaSpec};
 use crate::fit::{FitConfig, FitReport, ScaleKind, fit};
 use crate::model::{Model, Task};
@@ -99,7 +102,8 @@ pub fn fit_cmd(a: &FitArgs) -> Result<()> {
     let (model, report) = fit(&cfg)?;
     model.save(&a.out)?;
     if a.json {
-        print_json(&serde_json::json!({"model": a.out, "report": report}))?;
+        let rss = crate::sysinfo::peak_rss_bytes();
+        print_json(&serde_json::json!({"model": a.out, "report": report, "peak_rss_bytes": rss}))?;
     } else {
         print_fit_report(&report, &a.out);
     }
@@ -197,10 +201,10 @@ pub fn featurize(a: &FeaturizeArgs) -> Result<()> {
     let mut dense = PerShard::new(|w: DenseFeatureWriter| Ok(w.finish()?));
     let mut sparse = PerShard::new(|w: SparseFeatureWriter| Ok(w.finish()?));
     let pass = Pass { dataset: &ds, read, scaler: &scaler, maps: vec![map.as_ref()], label: "featurize" };
-    let report = pass.run(&mut |chunk, feats| {
+    let report = pass.run(&mut |chunk, _, z| {
         let carried: Vec<_> = chunk.y.iter().map(|y| y.view()).collect();
         let path = output_path(&ds, chunk.shard, &a.out);
-        match &feats[0] {
+        match z {
             Features::Dense(z) => dense
                 .writer(chunk.shard, || Ok(DenseFeatureWriter::create(&path, l, opts.clone())?))?
                 .write(z.view(), Some(&chunk.row_ids), &carried)?,
@@ -336,5 +340,44 @@ pub fn demo(a: &DemoArgs) -> Result<()> {
             timings["total"].as_f64().unwrap_or(0.0)
         );
     }
+    Ok(())
+}
+
+/// `kapprox split`.
+pub fn split(a: &SplitArgs) -> Result<()> {
+    let r = crate::split::split(
+        &a.input,
+        &a.train,
+        &a.test,
+        &config::label_spec(&a.label),
+        a.test_fraction,
+        a.seed,
+        a.chunk_rows,
+        a.rows_per_shard,
+        a.overwrite,
+    )?;
+    eprintln!(
+        "wrote {} training rows to {} and {} test rows to {}",
+        r.train_rows,
+        a.train.display(),
+        r.test_rows,
+        a.test.display()
+    );
+    Ok(())
+}
+
+/// `kapprox generate`.
+pub fn generate(a: &GenerateArgs) -> Result<()> {
+    let cfg = crate::generate::GenerateConfig {
+        rows: a.rows,
+        features: a.features,
+        classes: a.classes,
+        rows_per_shard: a.rows_per_shard,
+        seed: a.seed,
+        overwrite: a.overwrite,
+    };
+    let t = Instant::now();
+    let n = crate::generate::generate(&cfg, &a.out)?;
+    eprintln!("wrote {n} rows x {} features to {} in {:.1} s", a.features, a.out.display(), t.elapsed().as_secs_f64());
     Ok(())
 }

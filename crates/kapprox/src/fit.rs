@@ -135,21 +135,22 @@ impl Acc {
         }
     }
 
-    fn update(&mut self, part: Part, z: &Features, y: ArrayView1<'_, f64>) {
+    /// Adds the chunk rows `rows` (ascending) to the `part` statistics.
+    fn update(&mut self, part: Part, z: &Features, y: ArrayView1<'_, f64>, rows: &[usize]) {
         match self {
             Acc::Regression { train, val } => {
                 let m = if part == Part::Train { train } else { val };
                 let y2 = y.insert_axis(Axis(1));
                 match z {
-                    Features::Dense(z) => m.update(z.view(), y2),
-                    Features::Sparse(z) => m.update_sparse(z.view(), y2),
+                    Features::Dense(z) => m.update_selected(z.view(), y2, rows),
+                    Features::Sparse(z) => m.update_sparse_selected(z.view(), y2, rows),
                 }
             }
             Acc::Classification { train, val } => {
                 let m = if part == Part::Train { train } else { val };
                 match z {
-                    Features::Dense(z) => m.update(z.view(), y),
-                    Features::Sparse(z) => m.update_sparse(z.view(), y),
+                    Features::Dense(z) => m.update_selected(z.view(), y, rows),
+                    Features::Sparse(z) => m.update_sparse_selected(z.view(), y, rows),
                 }
             }
         }
@@ -257,19 +258,20 @@ pub fn fit(cfg: &FitConfig) -> Result<(Model, FitReport)> {
     let pass = Pass { dataset: &ds, read: read.clone(), scaler: &scaler, maps: map_refs, label: "fit" };
     let mut train_rows = Vec::new();
     let mut val_rows = Vec::new();
-    let pass_report: PassReport = pass.run(&mut |chunk, feats| {
+    let mut split_of = u64::MAX;
+    let pass_report: PassReport = pass.run(&mut |chunk, m, z| {
         let y = chunk.y.as_ref().expect("label column requested");
-        train_rows.clear();
-        val_rows.clear();
-        for i in 0..chunk.x.nrows() {
-            if is_validation(seed, chunk.row_id(i), validation) { val_rows.push(i) } else { train_rows.push(i) }
+        if split_of != chunk.first_row {
+            // The split of a chunk is computed once and shared by every map.
+            split_of = chunk.first_row;
+            train_rows.clear();
+            val_rows.clear();
+            for i in 0..chunk.x.nrows() {
+                if is_validation(seed, chunk.row_id(i), validation) { val_rows.push(i) } else { train_rows.push(i) }
+            }
         }
-        let y_train = y.select(Axis(0), &train_rows);
-        let y_val = y.select(Axis(0), &val_rows);
-        for (acc, z) in accs.iter_mut().zip(feats) {
-            acc.update(Part::Train, &crate::pipeline::select_rows(z, &train_rows), y_train.view());
-            acc.update(Part::Validation, &crate::pipeline::select_rows(z, &val_rows), y_val.view());
-        }
+        accs[m].update(Part::Train, z, y.view(), &train_rows);
+        accs[m].update(Part::Validation, z, y.view(), &val_rows);
         Ok(())
     })?;
     let t_pass = t1.elapsed().as_secs_f64();
@@ -331,10 +333,20 @@ pub fn fit(cfg: &FitConfig) -> Result<(Model, FitReport)> {
         map: map.spec(),
         classes,
         alpha,
-        training: serde_json::to_value(&report)?,
+        training: training_record(&report)?,
         kapprox_version: env!("CARGO_PKG_VERSION").into(),
     };
     Ok((Model { doc, map, coef: ridge.coef, intercept: ridge.intercept }, report))
+}
+
+/// The part of the report stored in the model: everything but timings, so
+/// that the same data, seed and layout give a bitwise-equal model file.
+fn training_record(report: &FitReport) -> Result<serde_json::Value> {
+    let mut v = serde_json::to_value(report)?;
+    if let Some(o) = v.as_object_mut() {
+        o.remove("seconds");
+    }
+    Ok(v)
 }
 
 /// The statistics pass (when the footers hold no statistics) and/or the
@@ -350,7 +362,7 @@ pub fn prepare_pass(
     let mut sample = needs_sample.then(|| kapprox_sketch::Reservoir::new(SIGMA_SAMPLE_ROWS, read.columns.len(), seed));
     let label = if stats.is_some() { "statistics" } else { "sample" };
     let identity = Scaler::None;
-    Pass { dataset: ds, read: read.clone(), scaler: &identity, maps: vec![], label }.run(&mut |chunk, _| {
+    Pass { dataset: ds, read: read.clone(), scaler: &identity, maps: vec![], label }.run_chunks(&mut |chunk| {
         if let Some(s) = stats.as_mut() {
             s.update(chunk.x.view());
         }

@@ -17,11 +17,14 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod fit;
+pub mod generate;
 pub mod model;
 pub mod outputs;
 pub mod pipeline;
 pub mod predict;
 pub mod progress;
+pub mod split;
+pub mod sysinfo;
 pub mod tensorfile;
 
 pub use kapprox_core as core;
@@ -47,11 +50,12 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     progress::set_quiet(cli.quiet || json);
     match &cli.command {
         Command::Convert(a) => commands::convert(a),
-        Command::Split(_) => anyhow::bail!("split is not implemented yet"),
+        Command::Split(a) => commands::split(a),
         Command::Featurize(a) => commands::featurize(a),
         Command::Fit(a) => commands::fit_cmd(a),
         Command::Predict(a) => commands::predict(a),
         Command::Eval(a) => commands::eval(a),
         Command::Demo(a) => commands::demo(a),
+        Command::Generate(a) => commands::generate(a),
     }
 }

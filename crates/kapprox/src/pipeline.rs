@@ -52,6 +52,17 @@ impl Features {
         }
     }
 
+    /// Whether this buffer has `map`'s output kind and width.
+    fn matches(&self, map: &dyn FeatureMap) -> bool {
+        match (self, map.output_kind()) {
+            (Features::Dense(z), OutputKind::Dense) => z.ncols() == map.n_output(),
+            (Features::Sparse(z), OutputKind::Sparse { nnz_per_row }) => {
+                z.n_cols == map.n_output() && z.nnz_per_row() == nnz_per_row
+            }
+            _ => false,
+        }
+    }
+
     /// Number of rows.
     pub fn n_rows(&self) -> usize {
         match self {
@@ -128,21 +139,37 @@ pub struct PassReport {
 }
 
 impl Pass<'_> {
-    /// Runs the pass; `sink` sees each scaled chunk and its features under
-    /// each map, in global row order.
-    pub fn run(self, sink: &mut dyn FnMut(&Chunk, &[Features]) -> Result<()>) -> Result<PassReport> {
+    /// Runs the pass; `sink(chunk, m, z)` sees each scaled chunk and its
+    /// features under map `m`, for every map in order, chunks in global
+    /// row order. One feature buffer is reused for all maps of the same
+    /// output shape, so memory does not grow with the number of maps.
+    pub fn run(self, sink: &mut dyn FnMut(&Chunk, usize, &Features) -> Result<()>) -> Result<PassReport> {
+        let maps = self.maps.clone();
+        let mut buf: Option<Features> = None;
+        self.run_chunks(&mut |chunk| {
+            for (m, map) in maps.iter().enumerate() {
+                let fits = buf.as_ref().is_some_and(|b| b.matches(*map));
+                if !fits {
+                    buf = Some(Features::empty_for(*map));
+                }
+                let z = buf.as_mut().expect("allocated above");
+                transform_parallel(*map, chunk.x.view(), z);
+                sink(chunk, m, z)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Runs the pass without feature maps: `sink` sees each scaled chunk.
+    pub fn run_chunks(self, sink: &mut dyn FnMut(&Chunk) -> Result<()>) -> Result<PassReport> {
         let start = Instant::now();
         let reader = self.dataset.reader(self.read.clone())?;
         let bar = crate::progress::rows_bar(reader.n_source_rows(), self.label);
-        let mut feats: Vec<Features> = self.maps.iter().map(|m| Features::empty_for(*m)).collect();
         let mut report = PassReport::default();
         for chunk in reader {
             let mut chunk = chunk?;
             self.scaler.apply_in_place(chunk.x.view_mut());
-            for (map, f) in self.maps.iter().zip(feats.iter_mut()) {
-                transform_parallel(*map, chunk.x.view(), f);
-            }
-            sink(&chunk, &feats).with_context(|| format!("rows from {}", chunk.first_row))?;
+            sink(&chunk).with_context(|| format!("rows from {}", chunk.first_row))?;
             report.rows += chunk.x.nrows() as u64;
             report.skipped += chunk.skipped as u64;
             bar.inc((chunk.x.nrows() + chunk.skipped) as u64);
@@ -151,17 +178,5 @@ impl Pass<'_> {
         PASSES.fetch_add(1, Ordering::Relaxed);
         report.seconds = start.elapsed().as_secs_f64();
         Ok(report)
-    }
-}
-
-/// Copies the rows `rows` of `z` (dense or sparse) into `out`.
-pub fn select_rows(z: &Features, rows: &[usize]) -> Features {
-    match z {
-        Features::Dense(z) => Features::Dense(z.select(Axis(0), rows)),
-        Features::Sparse(z) => Features::Sparse(SparseRows {
-            n_cols: z.n_cols,
-            indices: z.indices.select(Axis(0), rows),
-            values: z.values.select(Axis(0), rows),
-        }),
     }
 }

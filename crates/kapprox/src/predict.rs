@@ -77,7 +77,7 @@ fn model_pass(
         .with_chunk_rows(chunk_rows)
         .with_nan_policy(nan);
     let pass = Pass { dataset: ds, read, scaler: &model.doc.scaler, maps: vec![model.map.as_ref()], label };
-    pass.run(&mut |chunk, feats| sink(chunk, scores(model, &feats[0])))
+    pass.run(&mut |chunk, _, z| sink(chunk, scores(model, z)))
 }
 
 /// What `predict` wrote.

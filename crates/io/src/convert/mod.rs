@@ -361,7 +361,7 @@ pub fn convert(
 }
 
 /// Refuses an existing, non-empty output unless overwriting.
-fn check_output(out_dir: &Path, overwrite: bool) -> Result<()> {
+pub(crate) fn check_output(out_dir: &Path, overwrite: bool) -> Result<()> {
     match std::fs::metadata(out_dir) {
         Err(_) => Ok(()),
         Ok(md) if !md.is_dir() => Err(IoError::OutputExists { path: out_dir.to_path_buf() }),
@@ -377,8 +377,8 @@ fn check_output(out_dir: &Path, overwrite: bool) -> Result<()> {
 
 /// A hidden sibling directory that becomes the output on `commit` and is
 /// removed otherwise.
-struct Staging {
-    dir: PathBuf,
+pub(crate) struct Staging {
+    pub(crate) dir: PathBuf,
     armed: bool,
 }
 
@@ -388,7 +388,7 @@ fn sibling(out_dir: &Path, suffix: &str) -> PathBuf {
 }
 
 impl Staging {
-    fn create(out_dir: &Path) -> Result<Staging> {
+    pub(crate) fn create(out_dir: &Path) -> Result<Staging> {
         if let Some(parent) = out_dir.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| IoError::os(parent, "cannot create directory", e))?;
         }
@@ -403,7 +403,7 @@ impl Staging {
 
     /// Moves the staged shards into place. An existing `out_dir` is first
     /// moved aside, then deleted once the new one is in place.
-    fn commit(mut self, out_dir: &Path) -> Result<()> {
+    pub(crate) fn commit(mut self, out_dir: &Path) -> Result<()> {
         let old = sibling(out_dir, "old");
         let had_old = out_dir.exists();
         if had_old {
@@ -435,7 +435,7 @@ impl Drop for Staging {
 }
 
 /// Buffers rows column-major and writes them as shards.
-struct ShardSink {
+pub(crate) struct ShardSink {
     dir: PathBuf,
     schema: SchemaRef,
     types: Vec<DataType>,
@@ -456,19 +456,35 @@ struct ShardSink {
 
 impl ShardSink {
     fn new(dir: PathBuf, source: &dyn RowSource, opts: &ConvertOptions) -> Result<ShardSink> {
-        let names = source.columns();
-        let types = source.column_types().to_vec();
+        Ok(ShardSink::with_layout(
+            dir,
+            source.columns(),
+            source.column_types().to_vec(),
+            source.label(),
+            opts.rows_per_shard,
+            opts.row_group_rows,
+        ))
+    }
+
+    pub(crate) fn with_layout(
+        dir: PathBuf,
+        names: &[String],
+        types: Vec<DataType>,
+        label: Option<&str>,
+        rows_per_shard: u64,
+        row_group_rows: usize,
+    ) -> ShardSink {
         let d = names.len().max(1);
         // About 4 MiB of f64 per batch, at most 8192 rows.
-        let cap = (4 * 1024 * 1024 / (8 * d)).clamp(1, 8192).min(opts.row_group_rows);
+        let cap = (4 * 1024 * 1024 / (8 * d)).clamp(1, 8192).min(row_group_rows);
         let fields: Vec<Field> = names.iter().zip(&types).map(|(n, t)| Field::new(n, t.clone(), false)).collect();
-        Ok(ShardSink {
+        ShardSink {
             dir,
             schema: Arc::new(Schema::new(fields)),
             types,
-            label: source.label().map(str::to_string),
-            rows_per_shard: opts.rows_per_shard,
-            row_group_rows: opts.row_group_rows,
+            label: label.map(str::to_string),
+            rows_per_shard,
+            row_group_rows,
             buf: vec![0.0; cap * names.len()],
             cap,
             n_buffered: 0,
@@ -478,11 +494,11 @@ impl ShardSink {
             total_stats: ColumnStats::new(names.iter().cloned()),
             shard_names: Vec::new(),
             rows_written: 0,
-        })
+        }
     }
 
     /// Adds a row; returns true when a batch was written.
-    fn push(&mut self, row: &[f64]) -> Result<bool> {
+    pub(crate) fn push(&mut self, row: &[f64]) -> Result<bool> {
         let (n, cap) = (self.n_buffered, self.cap);
         for (j, &v) in row.iter().enumerate() {
             self.buf[j * cap + n] = v;
@@ -560,7 +576,7 @@ impl ShardSink {
 
     /// Flushes everything; returns shard file names, total statistics and
     /// rows written.
-    fn finish(mut self) -> Result<(Vec<String>, ColumnStats, u64)> {
+    pub(crate) fn finish(mut self) -> Result<(Vec<String>, ColumnStats, u64)> {
         self.flush_batch()?;
         self.finish_shard()?;
         Ok((self.shard_names, self.total_stats, self.rows_written))
