@@ -20,6 +20,36 @@ pub enum FeatureError {
         /// What was expected.
         expected: &'static str,
     },
+    /// A kernel name that kapprox does not know.
+    #[error("unknown kernel {name:?}: expected gaussian, laplacian, cauchy or matern")]
+    UnknownKernel {
+        /// The name given.
+        name: String,
+    },
+    /// A feature map name that kapprox does not know.
+    #[error("unknown feature map {name:?}: expected rff, orf, sorf, qmc, fastfood, binning or comp")]
+    UnknownMap {
+        /// The name given.
+        name: String,
+    },
+    /// The map cannot approximate this kernel.
+    #[error("the {map} map does not support the {kernel} kernel: it supports {supported}")]
+    UnsupportedKernel {
+        /// Map name.
+        map: &'static str,
+        /// Kernel name.
+        kernel: &'static str,
+        /// The kernels it supports.
+        supported: &'static str,
+    },
+    /// An option was given to a map that does not take it.
+    #[error("the {map} map takes no {option} option")]
+    UnsupportedOption {
+        /// Map name.
+        map: &'static str,
+        /// Option name as the user spells it.
+        option: &'static str,
+    },
     /// A tensor that a data-dependent map needs is missing from the model.
     #[error("missing tensor {name:?} for a {map} map")]
     MissingTensor {

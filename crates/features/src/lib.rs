@@ -3,12 +3,36 @@
 //! # Overview
 //!
 //! - [`FeatureMap`]: the object-safe trait every map implements; transforms
-//!   a chunk of rows into a caller-provided buffer.
+//!   a chunk of rows into a caller-provided buffer (f64 or f32, dense or
+//!   fixed-nnz sparse).
 //! - [`MapSpec`]: the serialisable description of a map (kind, parameters,
 //!   seed; never the random matrix). [`MapSpec::build`] regenerates the map.
-//! - [`Kernel`]: exact kernels with their conventions, for tests, metrics
-//!   and the exact baseline.
-//! - [`rff`]: random Fourier features.
+//!   [`MapParams`] builds a spec from generic parameters (kind, kernel,
+//!   form, sizes, seed, options) and refuses unsupported combinations;
+//!   [`MapKind`] parses the names the CLI uses.
+//! - [`Kernel`]: exact kernels with their conventions (Gaussian, Laplacian,
+//!   Cauchy, Matérn with any ν), for tests, metrics and the exact baseline.
+//!
+//! # Data-independent maps
+//!
+//! `d` is the input dimension, `l` the output dimension, `l_f` the number
+//! of frequencies (`l/2` in the pairs form, `l` in the phase form) and
+//! `D` the input dimension padded to a power of two. Every map's random
+//! parameters are a pure function of `(seed, map family, block)` through
+//! [`kapprox_core::rng`].
+//!
+//! | name | type | kernels | forms | cost per row | parameter memory |
+//! |---|---|---|---|---|---|
+//! | `rff` | [`Rff`] | gaussian, laplacian, cauchy, matern | pairs, phase | `d·l_f` (GEMM) + `l` sin/cos | `d·l_f` doubles |
+//! | `orf` | [`Orf`] | gaussian, matern | pairs, phase | `d·l_f` (GEMM) + `l` sin/cos | `d·l_f` doubles |
+//! | `sorf` | [`Sorf`] | gaussian, matern | pairs, phase | `3 l_f log2 D` adds + `l` sin/cos | `O(l_f)` |
+//! | `qmc` | [`Qmc`] | gaussian, laplacian, cauchy, matern | pairs, phase | `d·l_f` (GEMM) + `l` sin/cos | `d·l_f` doubles |
+//! | `fastfood` | [`Fastfood`] | gaussian, matern | pairs, phase | `2 l_f log2 D` adds + `l` sin/cos | `O(l_f)` |
+//! | `binning` | [`RandomBinning`] | laplacian | sparse, `P` nnz | `P·d` floors and hashes | `2·P·d` doubles |
+//! | `comp` | [`Comp`] | gaussian, laplacian, cauchy, matern | pairs, phase (inner) | `d·m_f + m·l` (two GEMMs) + `m` sin/cos | `d·m_f + m·l` doubles |
+//!
+//! Each map reports its parameter memory through
+//! [`FeatureMap::parameter_bytes`].
 //!
 //! This crate does no I/O and never prints.
 //!
@@ -28,15 +52,37 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod binning;
+pub mod comp;
+pub mod eof;
 mod error;
+pub mod exact;
+pub mod fastfood;
+mod fourier;
 mod kernel;
+mod kind;
 mod map;
 pub mod nystrom;
+pub mod orf;
+pub mod qmc;
 pub mod rff;
+mod sampling;
+pub mod sorf;
 mod spec;
+mod special;
+mod structured;
 pub mod tefm;
 
+pub use binning::RandomBinning;
+pub use comp::Comp;
 pub use error::{FeatureError, Result};
+pub use exact::KernelColumns;
+pub use fastfood::Fastfood;
 pub use kernel::Kernel;
+pub use kind::{MapKind, MapParams};
 pub use map::{FeatureMap, OutputKind};
+pub use orf::Orf;
+pub use qmc::Qmc;
+pub use rff::Rff;
+pub use sorf::Sorf;
 pub use spec::{Form, MapSpec, Tensors};

@@ -67,6 +67,14 @@ pub trait FeatureMap: Send + Sync + std::fmt::Debug {
     /// an equal map.
     fn spec(&self) -> MapSpec;
 
+    /// Bytes held by the map's parameters (frequencies, diagonals, grids,
+    /// learned tensors), for reporting memory. Structured maps such as
+    /// Fastfood hold `O(l)`, dense ones `O(l·d)`. The default, 0, suits a
+    /// map without parameters; every map in this crate overrides it.
+    fn parameter_bytes(&self) -> usize {
+        0
+    }
+
     /// Learned tensors that the spec alone cannot regenerate (Nyström
     /// landmarks, TEFM's Q, ...). Data-independent maps have none.
     fn tensors(&self) -> Tensors {

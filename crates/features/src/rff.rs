@@ -1,110 +1,179 @@
 //! Random Fourier features (Rahimi & Recht 2007; paper 001, 000 eq. 2–3).
 //!
 //! `z(x) = √(2/l)·[cos(Wx), sin(Wx)]` (pairs) or `√(2/l)·cos(Wx + b)`
-//! (phase), with the rows of `W` drawn from the kernel's spectral density.
+//! (phase), with the rows of `W` drawn i.i.d. from the kernel's spectral
+//! density (see [`Kernel`]).
 
 use crate::error::{FeatureError, Result};
+use crate::fourier::{Real, Trig, apply_rows, check_shapes, for_each_tile};
 use crate::kernel::Kernel;
 use crate::map::FeatureMap;
-use crate::spec::{Form, MapSpec, check_sigma};
-use kapprox_core::{Domain, Par, dense, fastmath, rng};
-use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, ShapeBuilder};
-use rand::Rng;
-use rand_distr::StandardNormal;
+use crate::sampling::{self, Family};
+use crate::spec::{Form, MapSpec};
+use ndarray::{Array2, ArrayView2, ArrayViewMut2, ShapeBuilder, s};
+use std::sync::OnceLock;
 
-/// A random Fourier feature map.
+/// Rows per tile: the projections of a tile are written into the output
+/// and turned into features while they are still in cache, and a tile is
+/// large enough for the GEMM to amortise reading `W`.
+const TILE_ROWS: usize = 256;
+
+/// The shared engine of the dense-frequency maps (RFF, ORF, QMC): one GEMM
+/// `X·W` per tile straight into the output buffer, then the output stage.
+#[derive(Clone, Debug)]
+pub(crate) struct DenseFourier {
+    /// Frequencies, `(n_input, n_freq)`, column-major so that `XW` is one GEMM.
+    w: Array2<f64>,
+    /// The single-precision copy, made on the first f32 call.
+    w32: OnceLock<Array2<f32>>,
+    trig: Trig,
+}
+
+/// The frequency matrix in the scalar type of a transform.
+pub(crate) trait Weights<T> {
+    fn weights(&self) -> ArrayView2<'_, T>;
+}
+
+impl Weights<f64> for DenseFourier {
+    fn weights(&self) -> ArrayView2<'_, f64> {
+        self.w.view()
+    }
+}
+
+impl Weights<f32> for DenseFourier {
+    fn weights(&self) -> ArrayView2<'_, f32> {
+        self.w32
+            .get_or_init(|| {
+                let mut w = Array2::zeros(self.w.raw_dim().f());
+                w.zip_mut_with(&self.w, |a, &b| *a = b as f32);
+                w
+            })
+            .view()
+    }
+}
+
+impl DenseFourier {
+    /// `w` has shape `(n_input, trig.n_freq())`.
+    pub(crate) fn new(w: Array2<f64>, trig: Trig) -> Self {
+        debug_assert_eq!(w.ncols(), trig.n_freq());
+        DenseFourier { w, w32: OnceLock::new(), trig }
+    }
+
+    /// Draws `n_freq` i.i.d. frequencies, one addressed stream each.
+    pub(crate) fn iid(kernel: &Kernel, form: Form, n_input: usize, n_components: usize, seed: u64) -> Self {
+        let trig = Trig::new(form, n_components, seed);
+        let n_freq = trig.n_freq();
+        let mut w = Array2::zeros((n_input, n_freq).f());
+        let mut col = vec![0.0; n_input];
+        for j in 0..n_freq {
+            let mut r = sampling::stream(seed, Family::Rff, j as u64);
+            sampling::sample_frequency(kernel, &mut r, &mut col);
+            w.column_mut(j).assign(&ndarray::aview1(&col));
+        }
+        DenseFourier::new(w, trig)
+    }
+
+    pub(crate) fn n_input(&self) -> usize {
+        self.w.nrows()
+    }
+
+    pub(crate) fn frequencies(&self) -> Array2<f64> {
+        self.w.to_owned()
+    }
+
+    pub(crate) fn parameter_bytes(&self) -> usize {
+        self.w.len() * 8 + self.trig.parameter_bytes()
+    }
+
+    pub(crate) fn transform<T: Real>(&self, x: ArrayView2<'_, T>, out: ArrayViewMut2<'_, T>)
+    where
+        Self: Weights<T>,
+    {
+        let w = self.weights();
+        let n_freq = self.trig.n_freq();
+        for_each_tile(x, out, TILE_ROWS, |xt, mut ot| {
+            T::gemm(ot.slice_mut(s![.., ..n_freq]), xt, w);
+            apply_rows(&self.trig, ot);
+        });
+    }
+}
+
+/// Checks the sizes shared by all Fourier maps and returns nothing or the
+/// structured error.
+pub(crate) fn check_fourier(kernel: &Kernel, form: Form, n_input: usize, n_components: usize) -> Result<()> {
+    kernel.check()?;
+    if n_input == 0 {
+        return Err(FeatureError::InvalidParameter {
+            name: "n_input",
+            value: "0".into(),
+            expected: "at least one input column",
+        });
+    }
+    if n_components == 0 || (form == Form::Pairs && n_components % 2 == 1) {
+        return Err(FeatureError::InvalidParameter {
+            name: "features",
+            value: n_components.to_string(),
+            expected: "a positive number (even for the pairs form)",
+        });
+    }
+    Ok(())
+}
+
+/// A random Fourier feature map for any [`Kernel`].
+///
+/// Cost: one GEMM, `n · d · l_f` multiply-adds for `n` rows (`l_f = l/2`
+/// frequencies for pairs, `l` for phase), plus `l` sines/cosines per row.
+/// Parameter memory: `d · l_f` doubles.
 #[derive(Clone, Debug)]
 pub struct Rff {
     kernel: Kernel,
     form: Form,
-    n_input: usize,
     n_components: usize,
     seed: u64,
-    /// Frequencies, `(n_input, n_freq)` so that `XW` is one GEMM.
-    w: Array2<f64>,
-    /// Phases (phase form only), length `n_freq`.
-    b: Array1<f64>,
+    inner: DenseFourier,
 }
 
 impl Rff {
     /// Draws the frequencies for `kernel` from `seed`.
     ///
     /// # Errors
-    /// Invalid bandwidth; odd `n_components` in the pairs form; zero sizes.
+    /// Invalid bandwidth or ν; odd `n_components` in the pairs form; zero sizes.
     pub fn new(kernel: Kernel, form: Form, n_input: usize, n_components: usize, seed: u64) -> Result<Self> {
-        check_sigma(kernel.sigma())?;
-        if n_components == 0 || (form == Form::Pairs && n_components % 2 == 1) {
-            return Err(FeatureError::InvalidParameter {
-                name: "features",
-                value: n_components.to_string(),
-                expected: "a positive number (even for the pairs form)",
-            });
-        }
-        let n_freq = match form {
-            Form::Pairs => n_components / 2,
-            Form::Phase => n_components,
-        };
-        let sigma = kernel.sigma();
-        let mut w = Array2::zeros((n_input, n_freq).f());
-        // One addressed stream per frequency: the map is the same whatever
-        // the number of frequencies drawn after it.
-        for j in 0..n_freq {
-            let mut r = rng::stream(seed, Domain::FEATURE_MAP, j as u64);
-            for i in 0..n_input {
-                let g: f64 = r.sample(StandardNormal);
-                w[[i, j]] = match kernel {
-                    Kernel::Gaussian { .. } => g / sigma,
-                    _ => unimplemented!("spectral sampler for {kernel:?}"),
-                };
-            }
-        }
-        let b = match form {
-            Form::Pairs => Array1::zeros(0),
-            Form::Phase => Array1::from_shape_fn(n_freq, |j| {
-                let mut r = rng::stream(seed, Domain::FEATURE_MAP_AUX, j as u64);
-                r.random::<f64>() * std::f64::consts::TAU
-            }),
-        };
-        Ok(Rff { kernel, form, n_input, n_components, seed, w, b })
+        check_fourier(&kernel, form, n_input, n_components)?;
+        let inner = DenseFourier::iid(&kernel, form, n_input, n_components, seed);
+        Ok(Rff { kernel, form, n_components, seed, inner })
+    }
+
+    /// The frequency matrix `W`, shape `(n_input, n_freq)`.
+    pub fn frequencies(&self) -> Array2<f64> {
+        self.inner.frequencies()
     }
 }
 
 impl FeatureMap for Rff {
     fn n_input(&self) -> usize {
-        self.n_input
+        self.inner.n_input()
     }
 
     fn n_output(&self) -> usize {
         self.n_components
     }
 
-    fn transform_into(&self, x: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>) {
-        assert_eq!(x.ncols(), self.n_input);
-        assert_eq!(out.dim(), (x.nrows(), self.n_components));
-        let n_freq = self.w.ncols();
-        let scale = (2.0 / self.n_components as f64).sqrt();
-        let proj = dense::matmul(x, self.w.view(), Par::Seq);
-        for (r, p) in out.rows_mut().into_iter().zip(proj.rows()) {
-            let mut r = r;
-            let row = r.as_slice_mut().expect("output rows must be contiguous");
-            match self.form {
-                Form::Pairs => {
-                    let (c, s) = row.split_at_mut(n_freq);
-                    let p: Vec<f64> = p.to_vec();
-                    fastmath::sincos_into(&p, s, c);
-                }
-                Form::Phase => {
-                    for j in 0..n_freq {
-                        row[j] = p[j] + self.b[j];
-                    }
-                    fastmath::cos_in_place(row);
-                }
-            }
-            row.iter_mut().for_each(|v| *v *= scale);
-        }
+    fn transform_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) {
+        check_shapes(self.n_input(), self.n_components, x.dim(), out.dim());
+        self.inner.transform(x, out);
+    }
+
+    fn transform_into_f32(&self, x: ArrayView2<'_, f32>, out: ArrayViewMut2<'_, f32>) {
+        check_shapes(self.n_input(), self.n_components, x.dim(), out.dim());
+        self.inner.transform(x, out);
     }
 
     fn spec(&self) -> MapSpec {
-        MapSpec::rff(self.kernel, self.form, self.n_input, self.n_components, self.seed)
+        MapSpec::rff(self.kernel, self.form, self.n_input(), self.n_components, self.seed)
+    }
+
+    fn parameter_bytes(&self) -> usize {
+        self.inner.parameter_bytes()
     }
 }

@@ -1,6 +1,18 @@
+use crate::binning::RandomBinning;
+use crate::comp::Comp;
+use crate::eof::EofSpec;
 use crate::error::{FeatureError, Result};
+use crate::exact::KernelColumns;
+use crate::fastfood::Fastfood;
 use crate::kernel::Kernel;
+use crate::kind::MapKind;
 use crate::map::FeatureMap;
+use crate::nystrom::{Nystrom, NystromParams};
+use crate::orf::Orf;
+use crate::qmc::Qmc;
+use crate::rff::Rff;
+use crate::sorf::Sorf;
+use crate::tefm::{Tefm, TefmParams};
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -20,15 +32,42 @@ pub enum Form {
     Phase,
 }
 
+impl std::str::FromStr for Form {
+    type Err = FeatureError;
+
+    /// `pairs` (alias `cos-sin`) or `phase` (alias `cos`).
+    fn from_str(s: &str) -> Result<Form> {
+        match s.to_ascii_lowercase().as_str() {
+            "pairs" | "cos-sin" | "cossin" => Ok(Form::Pairs),
+            "phase" | "cos" => Ok(Form::Phase),
+            _ => Err(FeatureError::InvalidParameter { name: "form", value: s.to_string(), expected: "pairs or phase" }),
+        }
+    }
+}
+
 /// A serialisable feature map description: kind, parameters and seed.
 ///
-/// Holds everything needed to regenerate the map, never the random matrix.
+/// Holds everything needed to regenerate the map, never the random matrix
+/// (the JSON of a map with a million parameters is a few lines).
 /// Data-dependent maps also need their [`Tensors`].
+///
+/// ```
+/// use kapprox_features::{Form, Kernel, MapSpec};
+///
+/// let spec = MapSpec::rff(Kernel::Gaussian { sigma: 2.0 }, Form::Pairs, 10, 100, 7);
+/// let json = serde_json::to_string(&spec)?;
+/// assert_eq!(
+///     json,
+///     r#"{"map":"rff","kernel":{"kind":"gaussian","sigma":2.0},"form":"pairs","n_input":10,"n_components":100,"seed":7}"#
+/// );
+/// assert_eq!(serde_json::from_str::<MapSpec>(&json)?, spec);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "map", rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum MapSpec {
-    /// Random Fourier features.
+    /// Random Fourier features ([`Rff`]).
     Rff {
         /// The kernel approximated.
         kernel: Kernel,
@@ -41,6 +80,107 @@ pub enum MapSpec {
         /// Seed of the frequencies.
         seed: u64,
     },
+    /// Orthogonal random features ([`Orf`]).
+    Orf {
+        /// The kernel approximated (Gaussian or Matérn).
+        kernel: Kernel,
+        /// Pairs or phase.
+        form: Form,
+        /// Input dimension.
+        n_input: usize,
+        /// Output dimension `l`.
+        n_components: usize,
+        /// Seed of the orthogonal blocks.
+        seed: u64,
+    },
+    /// Structured orthogonal random features ([`Sorf`]).
+    Sorf {
+        /// The kernel approximated (Gaussian or Matérn).
+        kernel: Kernel,
+        /// Pairs or phase.
+        form: Form,
+        /// Input dimension.
+        n_input: usize,
+        /// Output dimension `l`.
+        n_components: usize,
+        /// Seed of the sign diagonals.
+        seed: u64,
+    },
+    /// Quasi-Monte Carlo features ([`Qmc`]).
+    Qmc {
+        /// The kernel approximated.
+        kernel: Kernel,
+        /// Pairs or phase.
+        form: Form,
+        /// Input dimension.
+        n_input: usize,
+        /// Output dimension `l`.
+        n_components: usize,
+        /// Seed of the scrambling.
+        seed: u64,
+    },
+    /// Fastfood ([`Fastfood`]).
+    Fastfood {
+        /// The kernel approximated (Gaussian or Matérn).
+        kernel: Kernel,
+        /// Pairs or phase.
+        form: Form,
+        /// Input dimension.
+        n_input: usize,
+        /// Output dimension `l`.
+        n_components: usize,
+        /// Seed of the diagonals and permutations.
+        seed: u64,
+    },
+    /// Random binning ([`RandomBinning`]), sparse output.
+    Binning {
+        /// The kernel approximated (Laplacian).
+        kernel: Kernel,
+        /// Input dimension.
+        n_input: usize,
+        /// Output dimension `l`: the number of hash buckets.
+        n_components: usize,
+        /// Number of grids `P` (stored entries per row).
+        n_grids: usize,
+        /// Seed of the grids.
+        seed: u64,
+    },
+    /// Compact random features ([`Comp`]): RFF to `n_inner`, projected to `l`.
+    Comp {
+        /// The kernel approximated.
+        kernel: Kernel,
+        /// Pairs or phase (of the inner RFF).
+        form: Form,
+        /// Input dimension.
+        n_input: usize,
+        /// Output dimension `l`.
+        n_components: usize,
+        /// Inner RFF dimension.
+        n_inner: usize,
+        /// Seed of the frequencies and the projection.
+        seed: u64,
+    },
+    /// Nyström ([`Nystrom`]); tensors `landmarks (m, d)` and `normalization (m, r)`.
+    Nystrom(NystromParams),
+    /// TEFM ([`Tefm`]): `x ↦ F(x)Q` over any base map; tensor `q (d, l)`, plus
+    /// the base map's tensors prefixed `base.`.
+    Tefm {
+        /// The base map `F`.
+        base: Box<MapSpec>,
+        /// How `Q` was built (provenance) and `l`.
+        params: TefmParams,
+    },
+    /// Entropic optimal features ([`crate::eof::Eof`]), sparse output.
+    Eof(EofSpec),
+    /// Exact kernel columns ([`KernelColumns`]) `z(x) = k(x, P)`; tensor `points (n, d)`.
+    KernelColumns {
+        /// The kernel.
+        kernel: Kernel,
+        /// Input dimension.
+        n_input: usize,
+        /// Number of points (output dimension).
+        n_points: usize,
+    },
 }
 
 impl MapSpec {
@@ -49,17 +189,99 @@ impl MapSpec {
         MapSpec::Rff { kernel, form, n_input, n_components, seed }
     }
 
+    /// The map's kind, for data-independent maps (`None` for maps learned
+    /// from data: Nyström, TEFM, EOF, kernel columns).
+    pub fn kind(&self) -> Option<MapKind> {
+        Some(match self {
+            MapSpec::Rff { .. } => MapKind::Rff,
+            MapSpec::Orf { .. } => MapKind::Orf,
+            MapSpec::Sorf { .. } => MapKind::Sorf,
+            MapSpec::Qmc { .. } => MapKind::Qmc,
+            MapSpec::Fastfood { .. } => MapKind::Fastfood,
+            MapSpec::Binning { .. } => MapKind::Binning,
+            MapSpec::Comp { .. } => MapKind::Comp,
+            MapSpec::Nystrom(_) | MapSpec::Tefm { .. } | MapSpec::Eof(_) | MapSpec::KernelColumns { .. } => {
+                return None;
+            }
+        })
+    }
+
+    /// A short name: the map kind, or `nystrom`, `tefm`, `eof`, `kernel-columns`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            MapSpec::Nystrom(_) => "nystrom",
+            MapSpec::Tefm { .. } => "tefm",
+            MapSpec::Eof(_) => "eof",
+            MapSpec::KernelColumns { .. } => "kernel-columns",
+            _ => self.kind().expect("data-independent").name(),
+        }
+    }
+
+    /// The kernel the map approximates (EOF: the Laplacian kernel of its ω;
+    /// its Sobolev kernel has no [`Kernel`] counterpart).
+    pub fn kernel(&self) -> Kernel {
+        match *self {
+            MapSpec::Nystrom(ref p) => p.kernel,
+            MapSpec::Tefm { ref base, .. } => base.kernel(),
+            MapSpec::Eof(ref e) => Kernel::Laplacian { sigma: 1.0 / e.omega },
+            MapSpec::KernelColumns { kernel, .. } => kernel,
+            MapSpec::Rff { kernel, .. }
+            | MapSpec::Orf { kernel, .. }
+            | MapSpec::Sorf { kernel, .. }
+            | MapSpec::Qmc { kernel, .. }
+            | MapSpec::Fastfood { kernel, .. }
+            | MapSpec::Binning { kernel, .. }
+            | MapSpec::Comp { kernel, .. } => kernel,
+        }
+    }
+
+    /// The seed of the map's random parameters.
+    pub fn seed(&self) -> u64 {
+        match *self {
+            MapSpec::Nystrom(_) | MapSpec::KernelColumns { .. } => 0,
+            MapSpec::Tefm { ref base, .. } => base.seed(),
+            MapSpec::Eof(ref e) => e.seed,
+            MapSpec::Rff { seed, .. }
+            | MapSpec::Orf { seed, .. }
+            | MapSpec::Sorf { seed, .. }
+            | MapSpec::Qmc { seed, .. }
+            | MapSpec::Fastfood { seed, .. }
+            | MapSpec::Binning { seed, .. }
+            | MapSpec::Comp { seed, .. } => seed,
+        }
+    }
+
     /// Input dimension.
     pub fn n_input(&self) -> usize {
-        match self {
-            MapSpec::Rff { n_input, .. } => *n_input,
+        match *self {
+            MapSpec::Nystrom(ref p) => p.n_input,
+            MapSpec::Tefm { ref base, .. } => base.n_input(),
+            MapSpec::Eof(ref e) => e.n_input,
+            MapSpec::KernelColumns { n_input, .. } => n_input,
+            MapSpec::Rff { n_input, .. }
+            | MapSpec::Orf { n_input, .. }
+            | MapSpec::Sorf { n_input, .. }
+            | MapSpec::Qmc { n_input, .. }
+            | MapSpec::Fastfood { n_input, .. }
+            | MapSpec::Binning { n_input, .. }
+            | MapSpec::Comp { n_input, .. } => n_input,
         }
     }
 
     /// Output dimension.
     pub fn n_output(&self) -> usize {
-        match self {
-            MapSpec::Rff { n_components, .. } => *n_components,
+        match *self {
+            MapSpec::Nystrom(ref p) => p.n_components,
+            MapSpec::Tefm { ref params, .. } => params.n_components,
+            MapSpec::Eof(ref e) => crate::eof::Eof::new(e.clone()).map_or(0, |m| m.n_output()),
+            MapSpec::KernelColumns { n_points, .. } => n_points,
+            MapSpec::Rff { n_components, .. }
+            | MapSpec::Orf { n_components, .. }
+            | MapSpec::Sorf { n_components, .. }
+            | MapSpec::Qmc { n_components, .. }
+            | MapSpec::Fastfood { n_components, .. }
+            | MapSpec::Binning { n_components, .. }
+            | MapSpec::Comp { n_components, .. } => n_components,
         }
     }
 
@@ -67,14 +289,122 @@ impl MapSpec {
     /// (ignored by data-independent ones).
     ///
     /// # Errors
-    /// Invalid parameters, or missing / mis-shaped tensors.
+    /// Invalid parameters (see each map's constructor), or missing /
+    /// mis-shaped tensors.
     pub fn build(&self, tensors: &Tensors) -> Result<Box<dyn FeatureMap>> {
-        let _ = tensors;
-        match *self {
+        Ok(match *self {
+            MapSpec::Nystrom(ref p) => Box::new(Nystrom::from_tensors(p, tensors)?),
+            MapSpec::Tefm { ref base, params } => {
+                let base_tensors: Tensors = tensors
+                    .iter()
+                    .filter_map(|(k, v)| k.strip_prefix("base.").map(|b| (b.to_string(), v.clone())))
+                    .collect();
+                Box::new(Tefm::from_tensors(base.build(&base_tensors)?, params, tensors)?)
+            }
+            MapSpec::Eof(ref e) => Box::new(e.build()?),
+            MapSpec::KernelColumns { kernel, n_input, n_points } => {
+                Box::new(KernelColumns::from_tensors(kernel, n_input, n_points, tensors)?)
+            }
             MapSpec::Rff { kernel, form, n_input, n_components, seed } => {
-                Ok(Box::new(crate::rff::Rff::new(kernel, form, n_input, n_components, seed)?))
+                Box::new(Rff::new(kernel, form, n_input, n_components, seed)?)
+            }
+            MapSpec::Orf { kernel, form, n_input, n_components, seed } => {
+                Box::new(Orf::new(kernel, form, n_input, n_components, seed)?)
+            }
+            MapSpec::Sorf { kernel, form, n_input, n_components, seed } => {
+                Box::new(Sorf::new(kernel, form, n_input, n_components, seed)?)
+            }
+            MapSpec::Qmc { kernel, form, n_input, n_components, seed } => {
+                Box::new(Qmc::new(kernel, form, n_input, n_components, seed)?)
+            }
+            MapSpec::Fastfood { kernel, form, n_input, n_components, seed } => {
+                Box::new(Fastfood::new(kernel, form, n_input, n_components, seed)?)
+            }
+            MapSpec::Binning { kernel, n_input, n_components, n_grids, seed } => {
+                Box::new(RandomBinning::new(kernel, n_input, n_components, n_grids, seed)?)
+            }
+            MapSpec::Comp { kernel, form, n_input, n_components, n_inner, seed } => {
+                Box::new(Comp::new(kernel, form, n_input, n_components, n_inner, seed)?)
+            }
+        })
+    }
+
+    /// Checks the parameters without drawing anything (the same checks as
+    /// [`MapSpec::build`], at no cost).
+    ///
+    /// # Errors
+    /// As [`MapSpec::build`].
+    pub fn validate(&self) -> Result<()> {
+        let kernel = self.kernel();
+        kernel.check()?;
+        let Some(kind) = self.kind() else {
+            // Maps learned from data are checked when their tensors are.
+            return Ok(());
+        };
+        if !kind.supports(&kernel) {
+            return Err(FeatureError::UnsupportedKernel {
+                map: kind.name(),
+                kernel: kernel.name(),
+                supported: kind.supported_kernels(),
+            });
+        }
+        if self.n_input() == 0 {
+            return Err(FeatureError::InvalidParameter {
+                name: "n_input",
+                value: "0".into(),
+                expected: "at least one input column",
+            });
+        }
+        let l = self.n_output();
+        match *self {
+            MapSpec::Binning { n_grids, .. } => {
+                if l == 0 || l > u32::MAX as usize {
+                    return Err(FeatureError::InvalidParameter {
+                        name: "features",
+                        value: l.to_string(),
+                        expected: "a number of buckets between 1 and 2^32 - 1",
+                    });
+                }
+                if n_grids == 0 {
+                    return Err(FeatureError::InvalidParameter {
+                        name: "grids",
+                        value: "0".into(),
+                        expected: "a positive number of grids",
+                    });
+                }
+            }
+            MapSpec::Comp { form, n_inner, .. } => {
+                if l == 0 {
+                    return Err(FeatureError::InvalidParameter {
+                        name: "features",
+                        value: "0".into(),
+                        expected: "a positive number",
+                    });
+                }
+                if n_inner == 0 || (form == Form::Pairs && n_inner % 2 == 1) {
+                    return Err(FeatureError::InvalidParameter {
+                        name: "inner",
+                        value: n_inner.to_string(),
+                        expected: "a positive inner dimension (even for the pairs form)",
+                    });
+                }
+            }
+            MapSpec::Nystrom(_) | MapSpec::Tefm { .. } | MapSpec::Eof(_) | MapSpec::KernelColumns { .. } => {}
+            MapSpec::Rff { form, .. }
+            | MapSpec::Orf { form, .. }
+            | MapSpec::Sorf { form, .. }
+            | MapSpec::Qmc { form, .. }
+            | MapSpec::Fastfood { form, .. } => {
+                if l == 0 || (form == Form::Pairs && l % 2 == 1) {
+                    return Err(FeatureError::InvalidParameter {
+                        name: "features",
+                        value: l.to_string(),
+                        expected: "a positive number (even for the pairs form)",
+                    });
+                }
             }
         }
+        Ok(())
     }
 }
 

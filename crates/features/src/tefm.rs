@@ -1,1 +1,415 @@
-//! Placeholder: filled in by the data-dependent maps work.
+//! Training-efficient feature maps, TEFM (Chen, Yang, King & Lyu 2015;
+//! paper 000, Algorithms 1–2).
+//!
+//! A base map `F: x ↦ f(x) ∈ R^d` (random Fourier features with `d ≫ l`,
+//! or any dense [`FeatureMap`]) is compressed to the `l`-dimensional
+//! dominant subspace of its feature matrix: `G = F Q` with `Q (d, l)` an
+//! orthonormal basis of `Y = (FᵀF)^q FᵀΘ` for a random `Θ (n, l)`. The
+//! fitted map is `x ↦ Qᵀ f(x)` ([`Tefm`]); the kinds differ only in `Θ`
+//! and so in how `Q` is built (by `kapprox-sketch`, orchestrated by
+//! `kapprox`):
+//!
+//! - TEFM-G ([`TefmKind::Gaussian`]): Gaussian `Θ`, typically `q ∈ {0, 1, 2}`
+//!   power iterations (Algorithm 1).
+//! - TEFM-S ([`TefmKind::Srht`]): block SRHT `Θ` (Algorithm 2; the paper
+//!   uses `q = 0`).
+//! - TEFM-C ([`TefmKind::CountSketch`]): CountSketch `Θ`, the cheapest to
+//!   stream (not in the paper).
+//!
+//! # Building Q: one pass or `q + 2` passes
+//!
+//! (a) [`Strategy::OnePass`]: one pass accumulates `FᵀF`, `FᵀY` (the ridge
+//! moments, `kapprox_core::Moments` over `F`) and the sketch `FᵀΘ`; the
+//! power iterations run in memory on `FᵀF`. The ridge statistics of
+//! `G = FQ` then follow without another pass: `GᵀG = Qᵀ(FᵀF)Q`,
+//! `GᵀY = Qᵀ(FᵀY)`, `Σg = QᵀΣf`, which is exactly
+//! `kapprox_core::Moments::project(Q)`.
+//!
+//! (b) [`Strategy::MultiPass`]: when `(d + 1 + k)²` doubles do not fit, one
+//! sketch pass, `q` product passes `Fᵀ(F Qᵢ)` (no `d × d` matrix), then one
+//! pass accumulating the ridge moments of `G`.
+//!
+//! [`choose_strategy`] picks between them by the cost model of
+//! [`estimate_cost`].
+
+use crate::error::{FeatureError, Result};
+use crate::map::{FeatureMap, OutputKind};
+use crate::spec::{MapSpec, Tensors};
+use kapprox_core::{Par, dense};
+use ndarray::{Array2, ArrayView2, ArrayViewMut2, s};
+use serde::{Deserialize, Serialize};
+
+/// Rows transformed per block, so that the `(rows, d)` scratch of the base
+/// features stays bounded whatever the caller's chunk size.
+const ROW_BLOCK: usize = 512;
+
+/// How `Θ`, and so `Q`, is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum TefmKind {
+    /// TEFM-G: Gaussian `Θ`.
+    #[default]
+    Gaussian,
+    /// TEFM-S: block subsampled randomised Hadamard transform.
+    Srht,
+    /// TEFM-C: CountSketch.
+    CountSketch,
+}
+
+/// Default number of power iterations `q` ([`TefmParams::new`]).
+pub const DEFAULT_POWER_ITERATIONS: usize = 1;
+
+/// How a TEFM basis `Q` is (or was) built: the recipe the orchestration
+/// follows, stored with the model for provenance.
+///
+/// | Name | Default | Purpose | Range |
+/// |---|---|---|---|
+/// | `kind` | — | distribution of `Θ` | [`TefmKind`] |
+/// | `n_components` | — | output dimension `l` | `1..=d` |
+/// | `power_iterations` | [`DEFAULT_POWER_ITERATIONS`] | `q` in `(FᵀF)^q FᵀΘ` | ≥ 0 (0–2 typical) |
+/// | `seed` | — | seed of `Θ` | any |
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct TefmParams {
+    /// Distribution of `Θ`.
+    pub kind: TefmKind,
+    /// Output dimension `l`.
+    pub n_components: usize,
+    /// Power iterations `q`.
+    pub power_iterations: usize,
+    /// Seed of `Θ`.
+    pub seed: u64,
+}
+
+impl TefmParams {
+    /// A recipe with [`DEFAULT_POWER_ITERATIONS`].
+    pub fn new(kind: TefmKind, n_components: usize, seed: u64) -> Self {
+        TefmParams { kind, n_components, power_iterations: DEFAULT_POWER_ITERATIONS, seed }
+    }
+
+    /// Sets `q`. Default: [`DEFAULT_POWER_ITERATIONS`].
+    pub fn with_power_iterations(mut self, q: usize) -> Self {
+        self.power_iterations = q;
+        self
+    }
+
+    /// Checks the recipe against a base map of output dimension `d`.
+    ///
+    /// # Errors
+    /// `n_components` outside `1..=d`.
+    pub fn check(&self, n_base_features: usize) -> Result<()> {
+        if self.n_components == 0 || self.n_components > n_base_features {
+            return Err(FeatureError::InvalidParameter {
+                name: "features",
+                value: self.n_components.to_string(),
+                expected: "between 1 and the base map's number of features",
+            });
+        }
+        Ok(())
+    }
+}
+
+/// How the passes that build `Q` are organised (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Strategy {
+    /// (a) One pass accumulating `FᵀF`, `FᵀY` and `FᵀΘ`; power iterations
+    /// in memory; ridge moments of `G` by projection.
+    OnePass,
+    /// (b) `1 + q` sketch/product passes, then one ridge pass over `G`.
+    MultiPass,
+}
+
+/// The predicted cost of a [`Strategy`]; see [`estimate_cost`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct CostEstimate {
+    /// Passes over the data (each also featurizes every row with the base map).
+    pub passes: usize,
+    /// Peak memory of the statistics and scratch, in bytes (the data chunks
+    /// and the base map are the same for both strategies and not counted).
+    pub memory_bytes: u64,
+    /// Flops per data row for accumulation, over all passes (base
+    /// featurization excluded).
+    pub flops_per_row: f64,
+}
+
+/// Rows per accumulation block of `kapprox_core::Moments` and of the
+/// sketch accumulators (their `BLOCK_ROWS`).
+const ACC_BLOCK_ROWS: u64 = 512;
+/// The smallest block SRHT block (kapprox-sketch's `SRHT_MIN_BLOCK_ROWS`).
+const SRHT_MIN_BLOCK_ROWS: u64 = 1024;
+
+/// The cost model of the two strategies for a base map with `d` outputs,
+/// `l` TEFM features, `q` power iterations and `k` target columns.
+///
+/// With `w = d + 1 + k`, `w' = l + 1 + k`, and `S = d·max(1024, l')`
+/// (`l'` = `l` rounded up to a power of two) the largest sketch scratch
+/// (block SRHT's block buffer; the Gaussian sketch needs `512·(d + l) ≤ S`),
+/// all sizes in doubles:
+///
+/// | | (a) `OnePass` | (b) `MultiPass` |
+/// |---|---|---|
+/// | passes | `1` | `q + 2` |
+/// | memory | `w² + 512·w + d² + 4·d·l + S` | `max(d·l + S, 3·d·l + 512·(d + l), 2·w'² + 512·w' + d·l)` |
+/// | flops / row | `w² + 2·d·l` | `2·d·l + 4·q·d·l + 2·d·l + w'²` |
+///
+/// (a): the Moments Gram (`w²`, plus a 512-row buffer), the `d²` copy of
+/// `FᵀF` taken for the power iterations, sketch, basis and QR workspace
+/// (`4·d·l`). (b): the largest of the sketch pass, a product pass (`Q`,
+/// the product, the current basis, block buffers) and the ridge pass over
+/// `G` (Moments of width `w'` and its copy, plus `Q`). The in-memory power
+/// iterations of (a) add `q·2·d²·l` flops once, not per row.
+pub fn estimate_cost(strategy: Strategy, d: usize, l: usize, q: usize, n_targets: usize) -> CostEstimate {
+    let (d, l, q, k) = (d as u64, l as u64, q as u64, n_targets as u64);
+    let scratch = d * SRHT_MIN_BLOCK_ROWS.max(l.next_power_of_two());
+    let doubles = |x: u64| x.saturating_mul(8);
+    match strategy {
+        Strategy::OnePass => {
+            let w = d + 1 + k;
+            let mem = w * w + ACC_BLOCK_ROWS * w + d * d + 4 * d * l + scratch;
+            CostEstimate { passes: 1, memory_bytes: doubles(mem), flops_per_row: (w * w + 2 * d * l) as f64 }
+        }
+        Strategy::MultiPass => {
+            let wp = l + 1 + k;
+            let sketch_pass = d * l + scratch;
+            let product_pass = 3 * d * l + ACC_BLOCK_ROWS * (d + l);
+            let ridge_pass = 2 * wp * wp + ACC_BLOCK_ROWS * wp + d * l;
+            let mem = sketch_pass.max(product_pass).max(ridge_pass);
+            let flops = 2 * d * l + 4 * q * d * l + 2 * d * l + wp * wp;
+            CostEstimate { passes: q as usize + 2, memory_bytes: doubles(mem), flops_per_row: flops as f64 }
+        }
+    }
+}
+
+/// Chooses (a) [`Strategy::OnePass`] when its memory ([`estimate_cost`])
+/// fits in `memory_budget_bytes`, else (b) [`Strategy::MultiPass`].
+///
+/// Why memory alone decides: (a) reads and featurizes the data once, (b)
+/// `q + 2` times, and featurizing costs at least `2·m·d` flops per row for
+/// random Fourier features plus the I/O; the accumulation flops of (a),
+/// `(d+1+k)² + 2dl`, exceed those of (b), `(4q + 4)·d·l + (l+1+k)²`, only
+/// when `d ≳ 4(q + 1)·l`, and even then by less than one extra featurizing
+/// pass. (b) is chosen even if it does not fit either; compare its
+/// [`estimate_cost`] with the budget to report that.
+pub fn choose_strategy(d: usize, l: usize, q: usize, n_targets: usize, memory_budget_bytes: u64) -> Strategy {
+    if estimate_cost(Strategy::OnePass, d, l, q, n_targets).memory_bytes <= memory_budget_bytes {
+        Strategy::OnePass
+    } else {
+        Strategy::MultiPass
+    }
+}
+
+/// A fitted TEFM map `x ↦ Qᵀ f(x)`: a dense base map `f` with `d` outputs
+/// and an orthonormal `Q (d, l)`.
+///
+/// Prediction needs only the base map (regenerated from its spec and seed)
+/// and `Q`, stored as the tensor `"q"`.
+///
+/// Memory: `d·l` doubles plus the base map, and a `(512, d)` scratch per
+/// transform call.
+///
+/// Cost: the base map's transform plus `2·n·d·l` flops (one GEMM per block
+/// of 512 rows).
+#[derive(Debug)]
+pub struct Tefm {
+    base: Box<dyn FeatureMap>,
+    q: Array2<f64>,
+    params: Option<TefmParams>,
+}
+
+impl Tefm {
+    /// The map `x ↦ Qᵀ base(x)` for `q (d, l)`, `d = base.n_output()`.
+    ///
+    /// # Errors
+    /// A sparse base map; `q.nrows() != d`; `q` with no columns; non-finite
+    /// entries in `q`.
+    pub fn new(base: Box<dyn FeatureMap>, q: Array2<f64>) -> Result<Self> {
+        if base.output_kind() != OutputKind::Dense {
+            return Err(FeatureError::InvalidParameter {
+                name: "TEFM base map",
+                value: format!("{:?}", base.output_kind()),
+                expected: "a dense feature map",
+            });
+        }
+        let d = base.n_output();
+        if q.nrows() != d || q.ncols() == 0 {
+            return Err(FeatureError::TensorShape {
+                name: "q".to_string(),
+                found: q.shape().to_vec(),
+                expected: vec![d, q.ncols().max(1)],
+            });
+        }
+        if q.iter().any(|v| !v.is_finite()) {
+            return Err(FeatureError::InvalidParameter {
+                name: "q",
+                value: "a non-finite entry".to_string(),
+                expected: "finite values",
+            });
+        }
+        Ok(Tefm { base, q, params: None })
+    }
+
+    /// Records how `Q` was built.
+    ///
+    /// # Errors
+    /// `params.n_components != q.ncols()`.
+    pub fn with_params(mut self, params: TefmParams) -> Result<Self> {
+        if params.n_components != self.q.ncols() {
+            return Err(FeatureError::InvalidParameter {
+                name: "features",
+                value: params.n_components.to_string(),
+                expected: "the number of columns of q",
+            });
+        }
+        self.params = Some(params);
+        Ok(self)
+    }
+
+    /// Rebuilds a fitted map from its base map, its recipe and its tensor
+    /// `"q" (d, l)` (as returned by [`FeatureMap::tensors`]).
+    ///
+    /// # Errors
+    /// The tensor is missing or mis-shaped, or as [`Tefm::new`].
+    pub fn from_tensors(base: Box<dyn FeatureMap>, params: TefmParams, tensors: &Tensors) -> Result<Self> {
+        let q = tensors.get("q").ok_or_else(|| FeatureError::MissingTensor { name: "q".to_string(), map: "tefm" })?;
+        let expected = (base.n_output(), params.n_components);
+        if q.dim() != expected {
+            return Err(FeatureError::TensorShape {
+                name: "q".to_string(),
+                found: q.shape().to_vec(),
+                expected: vec![expected.0, expected.1],
+            });
+        }
+        Tefm::new(base, q.clone())?.with_params(params)
+    }
+
+    /// The base map `f`.
+    pub fn base(&self) -> &dyn FeatureMap {
+        self.base.as_ref()
+    }
+
+    /// The basis `Q (d, l)`.
+    pub fn q(&self) -> ArrayView2<'_, f64> {
+        self.q.view()
+    }
+
+    /// How `Q` was built, if recorded.
+    pub fn params(&self) -> Option<&TefmParams> {
+        self.params.as_ref()
+    }
+
+    fn registered_spec(&self) -> MapSpec {
+        // A Q built outside the orchestration has no recipe: record a
+        // Gaussian sketch with seed 0 (provenance only; Q is the tensor).
+        let params = self.params.unwrap_or_else(|| TefmParams::new(TefmKind::Gaussian, self.q.ncols(), 0));
+        MapSpec::Tefm { base: Box::new(self.base.spec()), params }
+    }
+}
+
+impl FeatureMap for Tefm {
+    fn n_input(&self) -> usize {
+        self.base.n_input()
+    }
+
+    fn n_output(&self) -> usize {
+        self.q.ncols()
+    }
+
+    fn transform_into(&self, x: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>) {
+        assert_eq!(x.ncols(), self.n_input(), "tefm: x has {} columns, expected {}", x.ncols(), self.n_input());
+        assert_eq!(out.dim(), (x.nrows(), self.n_output()), "tefm: output shape");
+        let n = x.nrows();
+        let mut f = Array2::zeros((ROW_BLOCK.min(n), self.q.nrows()));
+        let mut r = 0;
+        while r < n {
+            let e = (r + ROW_BLOCK).min(n);
+            let mut fb = f.slice_mut(s![..e - r, ..]);
+            self.base.transform_into(x.slice(s![r..e, ..]), fb.view_mut());
+            dense::matmul_into(out.slice_mut(s![r..e, ..]), fb.view(), self.q.view(), 1.0, false, Par::Seq);
+            r = e;
+        }
+    }
+
+    fn spec(&self) -> MapSpec {
+        self.registered_spec()
+    }
+
+    fn tensors(&self) -> Tensors {
+        let mut t: Tensors = self.base.tensors().into_iter().map(|(k, v)| (format!("base.{k}"), v)).collect();
+        t.insert("q".to_string(), self.q.clone());
+        t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::Kernel;
+    use crate::rff::Rff;
+    use crate::spec::Form;
+
+    fn base(d: usize) -> Box<dyn FeatureMap> {
+        Box::new(Rff::new(Kernel::Gaussian { sigma: 1.0 }, Form::Pairs, 3, d, 7).unwrap())
+    }
+
+    fn orthonormal(d: usize, l: usize) -> Array2<f64> {
+        let a = Array2::from_shape_fn((d, l), |(i, j)| {
+            ((i * 7 + j * 13) % 11) as f64 - 5.0 + if i == j { 9.0 } else { 0.0 }
+        });
+        dense::qr_thin_q(a.view())
+    }
+
+    #[test]
+    fn transform_is_base_features_times_q() {
+        let x = Array2::from_shape_fn((1100, 3), |(i, j)| ((i * 3 + j) % 17) as f64 * 0.1 - 0.8);
+        let q = orthonormal(40, 6);
+        let map = Tefm::new(base(40), q.clone()).unwrap();
+        let want = base(40).transform(x.view()).dot(&q);
+        let got = map.transform(x.view());
+        let err = (&got - &want).iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        assert!(err < 1e-13, "{err}");
+        assert_eq!((map.n_input(), map.n_output()), (3, 6));
+    }
+
+    #[test]
+    fn rebuilds_from_tensors_and_checks_them() {
+        let q = orthonormal(20, 4);
+        let params = TefmParams::new(TefmKind::Srht, 4, 9).with_power_iterations(0);
+        let map = Tefm::new(base(20), q).unwrap().with_params(params).unwrap();
+        let json = serde_json::to_string(map.params().unwrap()).unwrap();
+        assert_eq!(json, r#"{"kind":"srht","n_components":4,"power_iterations":0,"seed":9}"#);
+        let back = Tefm::from_tensors(base(20), serde_json::from_str(&json).unwrap(), &map.tensors()).unwrap();
+        let x = Array2::from_shape_fn((5, 3), |(i, j)| (i + j) as f64 * 0.3);
+        assert_eq!(back.transform(x.view()), map.transform(x.view()));
+        assert_eq!(
+            Tefm::from_tensors(base(20), params, &Tensors::new()).unwrap_err(),
+            FeatureError::MissingTensor { name: "q".into(), map: "tefm" }
+        );
+        assert!(matches!(Tefm::new(base(20), orthonormal(10, 4)), Err(FeatureError::TensorShape { .. })));
+        let wrong = TefmParams::new(TefmKind::Gaussian, 5, 0);
+        assert!(Tefm::new(base(20), orthonormal(20, 4)).unwrap().with_params(wrong).is_err());
+        assert!(wrong.check(4).is_err() && wrong.check(5).is_ok());
+    }
+
+    #[test]
+    fn cost_model_follows_its_formula_and_switches_on_memory() {
+        let (d, l, q, k) = (4096, 1024, 1, 1);
+        let a = estimate_cost(Strategy::OnePass, d, l, q, k);
+        let w = (d + 1 + k) as u64;
+        let (d64, l64) = (d as u64, l as u64);
+        assert_eq!(a.memory_bytes, 8 * (w * w + 512 * w + d64 * d64 + 4 * d64 * l64 + d64 * 1024));
+        assert_eq!(a.passes, 1);
+        let b = estimate_cost(Strategy::MultiPass, d, l, q, k);
+        assert_eq!(b.passes, 3);
+        assert!(b.memory_bytes < a.memory_bytes / 2, "{b:?} vs {a:?}");
+        // ~350 MB for (a): fits in 1 GB, not in 200 MB.
+        assert_eq!(choose_strategy(d, l, q, k, 1 << 30), Strategy::OnePass);
+        assert_eq!(choose_strategy(d, l, q, k, 200 << 20), Strategy::MultiPass);
+        assert_eq!(choose_strategy(d, l, q, k, a.memory_bytes), Strategy::OnePass);
+        assert_eq!(choose_strategy(d, l, q, k, a.memory_bytes - 1), Strategy::MultiPass);
+        // The d² term: doubling d roughly quadruples (a)'s memory.
+        let a2 = estimate_cost(Strategy::OnePass, 2 * d, l, q, k);
+        assert!(a2.memory_bytes > 3 * a.memory_bytes);
+    }
+}

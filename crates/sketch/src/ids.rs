@@ -34,14 +34,8 @@ impl Ids<'_> {
                 if ids.len() != n_rows {
                     return Err(SketchError::IdCountMismatch { rows: n_rows, ids: ids.len() });
                 }
-                if increasing {
-                    if let Some(p) = ids.windows(2).position(|w| w[0] >= w[1]) {
-                        return Err(SketchError::IdsNotIncreasing {
-                            position: p + 1,
-                            previous: ids[p],
-                            id: ids[p + 1],
-                        });
-                    }
+                if increasing && let Some(p) = ids.windows(2).position(|w| w[0] >= w[1]) {
+                    return Err(SketchError::IdsNotIncreasing { position: p + 1, previous: ids[p], id: ids[p + 1] });
                 }
             }
         }

@@ -105,10 +105,10 @@ impl PowerIteration {
             return Err(SketchError::PowerIterationFinished { passes: self.passes_total() });
         }
         let (d, l) = pass_result.dim();
-        if let Some(q) = &self.q {
-            if q.dim() != (d, l) {
-                return Err(SketchError::Shape { name: "pass result", found: (d, l), expected: q.dim() });
-            }
+        if let Some(q) = &self.q
+            && q.dim() != (d, l)
+        {
+            return Err(SketchError::Shape { name: "pass result", found: (d, l), expected: q.dim() });
         }
         if l > d {
             return Err(SketchError::TooManyComponents { n_components: l, n_features: d });

@@ -183,19 +183,20 @@ impl Idx {
 
 /// Checks decoded values of a float IDX stream; false to skip the row.
 fn check_finite(stream: &Stream, row: &[f64], names: &[String], item: u64, policy: NanPolicy) -> Result<bool> {
-    if matches!(stream.code, 0x0D | 0x0E) && policy != NanPolicy::Keep {
-        if let Some(j) = row.iter().position(|v| !v.is_finite()) {
-            if policy == NanPolicy::Skip {
-                return Ok(false);
-            }
-            return Err(IoError::NonFiniteText {
-                path: stream.path.clone(),
-                line: item + 1,
-                field: j + 1,
-                column: names[j].clone(),
-                text: row[j].to_string(),
-            });
+    if matches!(stream.code, 0x0D | 0x0E)
+        && policy != NanPolicy::Keep
+        && let Some(j) = row.iter().position(|v| !v.is_finite())
+    {
+        if policy == NanPolicy::Skip {
+            return Ok(false);
         }
+        return Err(IoError::NonFiniteText {
+            path: stream.path.clone(),
+            line: item + 1,
+            field: j + 1,
+            column: names[j].clone(),
+            text: row[j].to_string(),
+        });
     }
     Ok(true)
 }
