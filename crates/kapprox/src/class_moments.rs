@@ -92,6 +92,12 @@ impl ClassMoments {
         self.gram.flush();
     }
 
+    /// Rows seen (flushes first).
+    pub fn n_samples(&mut self) -> f64 {
+        self.gram.flush();
+        self.gram.n_samples()
+    }
+
     /// The classes seen, ascending.
     pub fn classes(&self) -> Vec<f64> {
         self.sums.values().map(|(y, _, _)| *y).collect()

@@ -35,7 +35,7 @@ pub enum Command {
     Predict(PredictArgs),
     /// Evaluate a model on labelled data (RMSE, relative RMSE, MAE, R², accuracy, macro-F1).
     Eval(EvalArgs),
-    /// Run convert -> fit -> predict -> eval on the data shipped in data/.
+    /// Run convert -> fit -> evaluate on the CPU data shipped in data/ and print test metrics.
     Demo(DemoArgs),
     /// Write a synthetic dataset of any size (Gaussian inputs, a random smooth target).
     Generate(GenerateArgs),
@@ -164,19 +164,21 @@ pub struct SplitArgs {
 /// The feature map and its parameters.
 #[derive(Debug, Args, Clone)]
 pub struct MapArgs {
-    /// Feature map: rff (alias rff-gaussian).
+    /// Feature map. Data-independent: rff (alias rff-gaussian), orf, sorf, qmc, fastfood,
+    /// binning, comp. Learned from the data: nystrom, tefm-g, tefm-s, tefm-c (TEFM with a
+    /// Gaussian, block-SRHT or CountSketch sketch), eof (sparse-grid entropic optimal features).
     #[arg(long, default_value = "rff")]
     pub map: String,
-    /// Kernel: gaussian, laplacian, cauchy, matern.
+    /// Kernel: gaussian, laplacian, cauchy, matern (eof: laplacian or sobolev).
     #[arg(long, default_value = "gaussian")]
     pub kernel: String,
     /// Matérn smoothness ν.
     #[arg(long, default_value_t = 1.5)]
     pub nu: f64,
     /// RFF form: pairs ([cos, sin], lower variance) or phase (cos(wx + b)).
-    #[arg(long, default_value = "pairs")]
-    pub form: String,
-    /// Number of output features l.
+    #[arg(long)]
+    pub form: Option<String>,
+    /// Number of output features l (nystrom: landmarks m; eof: the budget M unless --level).
     #[arg(long, short = 'l', default_value_t = 1024)]
     pub features: usize,
     /// Kernel bandwidth(s): numbers, `auto` (the median rule) or `auto*F`, comma-separated.
@@ -188,6 +190,31 @@ pub struct MapArgs {
     /// Seed of every random choice (map, splits, samples).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// binning: number of random grids P.
+    #[arg(long)]
+    pub grids: Option<usize>,
+    /// comp: inner RFF dimension d before the random projection to l.
+    #[arg(long)]
+    pub inner: Option<usize>,
+    /// tefm-*: the base map (rff, orf, sorf, qmc, fastfood).
+    #[arg(long, default_value = "rff")]
+    pub base: String,
+    /// tefm-*: features d of the base map (default 4l).
+    #[arg(long)]
+    pub sketch_features: Option<usize>,
+    /// tefm-*: power iterations q.
+    #[arg(long, default_value_t = 1)]
+    pub power: usize,
+    /// tefm-*: one-pass (FᵀF in memory: d² doubles per split part) or multi-pass (1 + q
+    /// sketch passes); auto picks one-pass when it fits --max-memory (default 8G).
+    #[arg(long, default_value = "auto")]
+    pub tefm_strategy: String,
+    /// nystrom: relative eigenvalue cut-off of K_mm.
+    #[arg(long, default_value_t = kapprox_features::nystrom::DEFAULT_REL_TOL)]
+    pub rel_tol: f64,
+    /// eof: sparse-grid level n (instead of the feature budget --features).
+    #[arg(long)]
+    pub level: Option<u32>,
 }
 
 /// Reading and scaling options shared by the commands that read Parquet.
@@ -275,14 +302,20 @@ pub struct FitArgs {
     /// Learning task.
     #[arg(long, value_enum, default_value_t)]
     pub task: TaskArg,
-    /// Input scaling (statistics stored in the model and applied by predict).
-    #[arg(long, value_enum, default_value_t)]
-    pub scale: ScaleArg,
+    /// Input scaling (statistics stored in the model and applied by predict). Default: standard;
+    /// eof needs minmax (its default).
+    #[arg(long, value_enum)]
+    pub scale: Option<ScaleArg>,
     /// Fraction of training rows held out (by a seeded hash of the row id) to choose σ and α.
     /// The final model is refitted on all rows from the same statistics.
     #[arg(long, default_value_t = 0.2)]
     pub validation: f64,
-    /// Refuse to start when the statistics would need more than this many bytes (e.g. 4G).
+    /// Choose σ and α by k-fold cross-validation instead of one held-out part (same single
+    /// pass; memory grows with k).
+    #[arg(long)]
+    pub folds: Option<usize>,
+    /// Refuse to start when the statistics would need more than this many bytes (e.g. 4G);
+    /// also the budget of TEFM's one-pass strategy.
     #[arg(long)]
     pub max_memory: Option<String>,
     /// Print the report as one JSON object.

@@ -4,8 +4,9 @@ use crate::cli::{
     ConvertArgs, DemoArgs, EvalArgs, FeaturizeArgs, FitArgs, FormatArg, GenerateArgs, PredictArgs, ScaleArg, SplitArgs,
     TaskArg,
 };
-use crate::config::{self, MapConfig, ReadConfig, SigmaSpec};
-use crate::fit::{FitConfig, FitReport, ScaleKind, fit};
+use crate::config::{self, ReadConfig, SigmaSpec};
+use crate::fit::method::{KernelFamily, Method};
+use crate::fit::{FitConfig, FitReport, Split, fit};
 use crate::model::{Model, Task};
 use crate::outputs::{PerShard, output_path, prepare_output_dir};
 use crate::pipeline::{Features, Pass};
@@ -13,7 +14,7 @@ use crate::predict::{EvalMetrics, evaluate, predict_to_dir};
 use anyhow::{Context, Result, bail};
 use kapprox_io::{
     ConvertOptions, Dataset, DenseFeatureWriter, FeatureDtype, FeatureFileOptions, InputFormat, LabelSpec, ReadOptions,
-    SparseFeatureWriter,
+    Scaler, ScalerKind, SparseFeatureWriter,
 };
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -70,29 +71,45 @@ pub fn convert(a: &ConvertArgs) -> Result<()> {
     Ok(())
 }
 
-fn scale_kind(a: ScaleArg) -> ScaleKind {
+fn scale_kind(a: ScaleArg) -> ScalerKind {
     match a {
-        ScaleArg::Standard => ScaleKind::Standard,
-        ScaleArg::Minmax => ScaleKind::MinMax,
-        ScaleArg::None => ScaleKind::None,
+        ScaleArg::Standard => ScalerKind::Standard,
+        ScaleArg::Minmax => ScalerKind::MinMax,
+        ScaleArg::None => ScalerKind::None,
     }
 }
 
 /// Builds the validated fit configuration from `fit`'s arguments.
 pub fn fit_config(a: &FitArgs) -> Result<FitConfig> {
+    let task = match a.task {
+        TaskArg::Regression => Task::Regression,
+        TaskArg::Classification => Task::Classification,
+    };
+    let max_memory = a.max_memory.as_deref().map(config::parse_bytes).transpose()?;
+    let n_targets = if task == Task::Regression { 1 } else { 2 };
+    let method = config::method_from_args(&a.map, n_targets, max_memory)?;
+    // EOF lives on [0,1]^D: its inputs are min-max scaled.
+    let scale = match (&method, a.scale) {
+        (Method::Eof { .. }, None | Some(ScaleArg::Minmax)) => ScalerKind::MinMax,
+        (Method::Eof { .. }, Some(other)) => {
+            bail!("--scale: eof needs inputs in [0, 1]; use --scale minmax (its default), not {other:?}")
+        }
+        (_, s) => scale_kind(s.unwrap_or_default()),
+    };
     Ok(FitConfig {
         train: a.train.clone(),
-        map: MapConfig::from_args(&a.map)?,
+        method,
         sigmas: config::parse_sigmas(&a.map.sigma)?,
         alphas: a.alpha.as_deref().map(kapprox_solve::parse_alpha_grid).transpose().context("--alpha")?,
-        task: match a.task {
-            TaskArg::Regression => Task::Regression,
-            TaskArg::Classification => Task::Classification,
-        },
-        scale: scale_kind(a.scale),
+        task,
+        scale,
         read: ReadConfig::from_args(&a.read)?,
-        validation: a.validation,
-        max_memory: a.max_memory.as_deref().map(config::parse_bytes).transpose()?,
+        split: match a.folds {
+            Some(k) => Split::Folds(k),
+            None => Split::Holdout(a.validation),
+        },
+        seed: a.map.seed,
+        max_memory,
     })
 }
 
@@ -112,12 +129,13 @@ pub fn fit_cmd(a: &FitArgs) -> Result<()> {
 
 fn print_fit_report(r: &FitReport, out: &Path) {
     eprintln!(
-        "fitted on {} rows ({} validation) in {} pass(es), {:.2} s: sigma = {:.4}, alpha = {:.3e}",
-        r.rows, r.validation_rows, r.passes, r.seconds.total, r.sigma, r.alpha
+        "fitted {} ({} features) on {} rows ({} held out) in {} pass(es), {:.2} s: sigma = {:.4}, alpha = {:.3e}",
+        r.method, r.n_features, r.rows, r.validation_rows, r.passes, r.seconds.total, r.sigma, r.alpha
     );
     for c in &r.candidates {
+        let acc = c.validation_accuracy.map(|a| format!(", accuracy {:.4}%", 100.0 * a)).unwrap_or_default();
         eprintln!(
-            "  sigma {:>10.4}: best alpha {:.3e}, validation RMSE {:.4}",
+            "  sigma {:>10.4}: best alpha {:.3e}, validation RMSE {:.4}{acc}",
             c.sigma,
             c.best_alpha,
             c.validation_mse.sqrt()
@@ -165,27 +183,42 @@ pub fn featurize(a: &FeaturizeArgs) -> Result<()> {
             (m.doc.feature_columns.clone(), m.doc.scaler.clone(), m.map)
         }
         None => {
-            let map_cfg = MapConfig::from_args(&a.map)?;
+            let method = config::method_from_args(&a.map, 1, None)?;
             let sigmas = config::parse_sigmas(&a.map.sigma)?;
             if sigmas.len() != 1 {
                 bail!("--sigma: featurize takes one bandwidth, got {}", sigmas.len());
             }
-            let (features, _) = resolve_optional_label(&ds, &read_cfg.label)?;
-            let read =
-                ReadOptions::new(features.clone()).with_chunk_rows(read_cfg.chunk_rows).with_nan_policy(read_cfg.nan);
+            let (features, label) = resolve_optional_label(&ds, &read_cfg.label)?;
+            let shards: Vec<usize> = (0..ds.shards().len()).collect();
+            let read = ReadOptions::new(features.clone())
+                .with_label(label)
+                .with_chunk_rows(read_cfg.chunk_rows)
+                .with_nan_policy(read_cfg.nan)
+                .with_shards(shards);
             let needs_sample = matches!(sigmas[0], SigmaSpec::Auto(_));
             let stored = ds.stored_stats().and_then(|s| s.select(&features, ds.path()).ok());
             let (stats, sample) = match stored {
-                Some(s) if !needs_sample => (s, None),
-                stored => crate::fit::prepare_pass(&ds, &read, stored, needs_sample, map_cfg.seed)?,
+                Some(stats) if !needs_sample => (stats, None),
+                stored => {
+                    let rows = if needs_sample { crate::fit::passes::SIGMA_SAMPLE_ROWS } else { 0 };
+                    let (st, _) = crate::fit::passes::prepare_pass(&ds, read, stored.is_none(), rows, a.map.seed)?;
+                    (stored.or(st.stats).expect("statistics stored or computed"), st.sample.map(|r| r.finish().1))
+                }
             };
-            let scaler = crate::fit::make_scaler(scale_kind(a.scale), &stats);
+            let scaler = Scaler::fit(scale_kind(a.scale), &stats);
             let median = sample.map(|mut s| {
                 scaler.apply_in_place(s.view_mut());
                 crate::fit::median_distance(&s.view())
             });
-            let spec = map_cfg.spec(sigmas[0].resolve(median), features.len())?;
-            (features, scaler, spec.build(&Default::default())?)
+            let sigma = sigmas[0].resolve(median);
+            let map = match method.independent_map(sigma, features.len(), a.map.seed)? {
+                Some(m) => m,
+                None => bail!(
+                    "--map {}: this map is learned from data; fit a model first and run featurize --model MODEL",
+                    a.map.map
+                ),
+            };
+            (features, scaler, map)
         }
     };
     let label = resolve_optional_label(&ds, &read_cfg.label)?.1;
@@ -277,24 +310,25 @@ pub fn demo(a: &DemoArgs) -> Result<()> {
     let test = convert_one("test")?;
     let cfg = FitConfig {
         train: train.clone(),
-        map: MapConfig {
-            name: "rff".into(),
-            kernel: "gaussian".into(),
-            nu: 1.5,
-            form: kapprox_features::Form::Pairs,
+        method: Method::Independent {
+            kind: "rff".into(),
+            kernel: KernelFamily::Gaussian,
+            form: None,
             n_components: a.features,
-            seed: a.seed,
+            grids: None,
+            inner: None,
         },
         sigmas: config::parse_sigmas("auto*0.5,auto,auto*2,auto*4")?,
         alphas: None,
         task: Task::Regression,
-        scale: ScaleKind::Standard,
+        scale: ScalerKind::Standard,
         read: ReadConfig {
             label: LabelSpec::Hint,
             chunk_rows: kapprox_io::DEFAULT_CHUNK_ROWS,
             nan: Default::default(),
         },
-        validation: 0.2,
+        split: Split::Holdout(0.2),
+        seed: a.seed,
         max_memory: None,
     };
     let t = Instant::now();

@@ -3,9 +3,12 @@
 //! Parsing errors are reported here, before any data is touched, with the
 //! flag and the offending value.
 
-use crate::cli::{MapArgs, NanArg, ReadArgs, ScaleArg};
+use crate::cli::{MapArgs, NanArg, ReadArgs};
+use crate::fit::method::{KernelFamily, Method};
 use anyhow::{Result, bail};
-use kapprox_features::{Form, Kernel, MapSpec};
+use kapprox_features::eof::{EofKernel, EofSize};
+use kapprox_features::tefm::{Strategy, TefmKind, choose_strategy};
+use kapprox_features::{Form, MapKind};
 use kapprox_io::{LabelSpec, NanPolicy};
 
 /// A bandwidth candidate: a number, or a multiple of the median rule.
@@ -87,58 +90,104 @@ pub fn nan_policy(arg: NanArg) -> NanPolicy {
     }
 }
 
-/// The feature-map part of a command line, validated except for σ.
-#[derive(Clone, Debug)]
-pub struct MapConfig {
-    /// Canonical map name.
-    pub name: String,
-    /// Kernel name.
-    pub kernel: String,
-    /// Matérn ν.
-    pub nu: f64,
-    /// RFF form.
-    pub form: Form,
-    /// Output features l.
-    pub n_components: usize,
-    /// Seed.
-    pub seed: u64,
-}
+/// TEFM's one-pass budget when `--max-memory` is not given.
+pub const DEFAULT_TEFM_BUDGET: u64 = 8 << 30;
 
-impl MapConfig {
-    /// Validates `--map`, `--kernel`, `--form`.
-    pub fn from_args(a: &MapArgs) -> Result<Self> {
-        let name = match a.map.as_str() {
-            "rff" | "rff-gaussian" => "rff",
-            other => bail!("--map: unknown map {other:?} (expected rff)"),
-        };
-        let form = match a.form.as_str() {
-            "pairs" => Form::Pairs,
-            "phase" => Form::Phase,
-            other => bail!("--form: {other:?} is not pairs or phase"),
-        };
-        if a.features == 0 {
-            bail!("--features: must be at least 1");
-        }
-        Ok(MapConfig {
-            name: name.into(),
-            kernel: a.kernel.clone(),
-            nu: a.nu,
-            form,
-            n_components: a.features,
-            seed: a.seed,
-        })
+/// Validates the map flags into a [`Method`] (everything but σ).
+///
+/// `n_targets` and `max_memory` feed TEFM's cost model.
+pub fn method_from_args(a: &MapArgs, n_targets: usize, max_memory: Option<u64>) -> Result<Method> {
+    if a.features == 0 {
+        bail!("--features: must be at least 1");
     }
-
-    /// The map spec for one bandwidth on `n_input` columns.
-    pub fn spec(&self, sigma: f64, n_input: usize) -> Result<MapSpec> {
-        let kernel = match self.kernel.as_str() {
-            "gaussian" => Kernel::Gaussian { sigma },
-            "laplacian" => Kernel::Laplacian { sigma },
-            "cauchy" => Kernel::Cauchy { sigma },
-            "matern" => Kernel::Matern { nu: self.nu, sigma },
-            other => bail!("--kernel: unknown kernel {other:?} (expected gaussian, laplacian, cauchy or matern)"),
+    let form = match a.form.as_deref() {
+        None => None,
+        Some("pairs") => Some(Form::Pairs),
+        Some("phase") => Some(Form::Phase),
+        Some(other) => bail!("--form: {other:?} is not pairs or phase"),
+    };
+    let name = a.map.to_ascii_lowercase();
+    let only = |flag: &str, set: bool, maps: &str| -> Result<()> {
+        if set {
+            bail!("--{flag} applies to {maps}, not to --map {name}");
+        }
+        Ok(())
+    };
+    let tefm_kind = match name.as_str() {
+        "tefm-g" | "tefm" => Some(TefmKind::Gaussian),
+        "tefm-s" => Some(TefmKind::Srht),
+        "tefm-c" => Some(TefmKind::CountSketch),
+        _ => None,
+    };
+    if tefm_kind.is_none() {
+        only("sketch-features", a.sketch_features.is_some(), "tefm-g, tefm-s and tefm-c")?;
+    }
+    if name != "eof" {
+        only("level", a.level.is_some(), "eof")?;
+    }
+    if let Some(sketch) = tefm_kind {
+        let base: MapKind = a.base.parse()?;
+        if matches!(base, MapKind::Binning) {
+            bail!("--base: TEFM needs a dense base map, not binning");
+        }
+        let l = a.features;
+        let d = a.sketch_features.unwrap_or(4 * l);
+        if d < l {
+            bail!("--sketch-features: {d} is smaller than --features {l}; TEFM compresses d base features to l");
+        }
+        let strategy = match a.tefm_strategy.as_str() {
+            "one-pass" => Strategy::OnePass,
+            "multi-pass" => Strategy::MultiPass,
+            "auto" => choose_strategy(d, l, a.power, n_targets, max_memory.unwrap_or(DEFAULT_TEFM_BUDGET)),
+            other => bail!("--tefm-strategy: {other:?} is not auto, one-pass or multi-pass"),
         };
-        Ok(MapSpec::rff(kernel, self.form, n_input, self.n_components, self.seed))
+        return Ok(Method::Tefm {
+            sketch,
+            base: base.name().to_string(),
+            kernel: KernelFamily::parse(&a.kernel, a.nu)?,
+            form,
+            n_components: l,
+            sketch_features: d,
+            power: a.power,
+            strategy,
+        });
+    }
+    match name.as_str() {
+        "nystrom" | "nystroem" => {
+            only("form", form.is_some(), "the Fourier maps")?;
+            if !(a.rel_tol >= 0.0 && a.rel_tol < 1.0) {
+                bail!("--rel-tol: {} is not in [0, 1)", a.rel_tol);
+            }
+            Ok(Method::Nystrom {
+                kernel: KernelFamily::parse(&a.kernel, a.nu)?,
+                n_landmarks: a.features,
+                rel_tol: a.rel_tol,
+            })
+        }
+        "eof" => {
+            only("form", form.is_some(), "the Fourier maps")?;
+            let kernel = match a.kernel.as_str() {
+                "laplacian" | "laplace" | "gaussian" => EofKernel::Laplace,
+                "sobolev" => EofKernel::Sobolev,
+                other => bail!("--kernel: eof supports laplacian and sobolev, not {other:?}"),
+            };
+            let size = match a.level {
+                Some(n) => EofSize::Level(n),
+                None => EofSize::Budget(a.features),
+            };
+            Ok(Method::Eof { kernel, size })
+        }
+        _ => {
+            let kind: MapKind = name.parse()?;
+            Ok(Method::Independent {
+                kind: kind.name().to_string(),
+                kernel: KernelFamily::parse(&a.kernel, a.nu)?,
+                form,
+                n_components: a.features,
+                grids: a.grids,
+                inner: a.inner,
+            })
+        }
     }
 }
 
@@ -161,11 +210,6 @@ impl ReadConfig {
         }
         Ok(ReadConfig { label: label_spec(&a.label), chunk_rows: a.chunk_rows, nan: nan_policy(a.nan) })
     }
-}
-
-/// Which scaler to build from the column statistics.
-pub fn scale_kind(a: ScaleArg) -> ScaleArg {
-    a
 }
 
 #[cfg(test)]

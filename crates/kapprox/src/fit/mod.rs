@@ -1,49 +1,93 @@
-//! `fit`: statistics, bandwidth candidates, one pass, selection, model.
+//! `fit`: prepare, (sketch,) fit, select — the passes and what they need.
 //!
 //! # Passes
 //!
-//! 1. Column statistics for scaling come from the footers written by
-//!    `convert`; otherwise one statistics pass (which also draws the row
-//!    sample for `--sigma auto`).
-//! 2. `--sigma auto` needs a row sample; when the statistics were stored, it
-//!    costs one sampling pass (no features are computed in it).
-//! 3. The fit pass: every bandwidth candidate's map transforms every chunk;
-//!    rows go to the training or validation statistics of that candidate by
-//!    a seeded hash of their global row id. Then every (σ, α) pair is scored
-//!    on the validation statistics (no pass), and the winner is refitted on
-//!    training + validation statistics (no pass).
+//! 1. **prepare** (only when needed): column statistics when the footers
+//!    written by `convert` hold none, and a reservoir sample of rows for
+//!    `--sigma auto` (median rule) and for Nyström's landmarks.
+//! 2. **sketch** (multi-pass TEFM only): `FᵀΘ`, then one `Fᵀ(FQ)` per power
+//!    iteration, for every bandwidth candidate at once.
+//! 3. **fit**: every candidate's map transforms every chunk; each row's
+//!    statistics go to its split part (by a seeded hash of its global row
+//!    id: hold-out or k folds). Then every (σ, α) pair is scored from the
+//!    statistics ([`select`]) and the winner is refitted on all rows — no
+//!    further pass.
+//!
+//! With statistics in the footers and explicit bandwidths, a data-
+//! independent map, Nyström-free and one-pass TEFM fits read the data once.
 //!
 //! # Memory
 //!
-//! Two [`Moments`] per bandwidth candidate: `2·s·(l + 1 + k)²` doubles for
-//! `s` candidates and `k` targets (classes), plus the pipeline's chunk
-//! buffers. Checked against `--max-memory` before the pass starts.
+//! The fit pass holds, per candidate and split part, one ridge accumulator
+//! of `(l' + 1 + k)² + 512·(l' + 1 + k)` doubles (`l'` = features
+//! accumulated: `l`, or TEFM's base `d` in one-pass mode; `k` = targets or
+//! classes), plus the pipeline's chunk buffers. [`estimate_memory`] states
+//! it and `--max-memory` refuses configurations that exceed it.
 
-use crate::class_moments::ClassMoments;
-use crate::config::{MapConfig, ReadConfig, SigmaSpec};
+pub mod acc;
+pub mod method;
+pub mod passes;
+pub mod select;
+
+use crate::config::{ReadConfig, SigmaSpec};
 use crate::model::{MODEL_FORMAT, MODEL_VERSION, Model, ModelDoc, Task};
-use crate::pipeline::{Features, Pass, PassReport};
 use anyhow::{Context, Result, bail};
-use kapprox_core::{Domain, Moments, rng};
+use kapprox_core::{Domain, rng};
 use kapprox_features::FeatureMap;
-use kapprox_io::{ColumnStats, Dataset, ReadOptions, Scaler};
-use ndarray::{Array2, ArrayView1, ArrayView2, Axis};
+use kapprox_features::tefm::{Strategy, TefmKind};
+use kapprox_io::{ColumnStats, Dataset, Scaler, ScalerKind};
+use kapprox_sketch::{PowerIteration, SketchKind};
+use method::Method;
+use ndarray::{Array2, ArrayView2, Axis};
+use passes::{SIGMA_SAMPLE_ROWS, SketchState, fit_pass, prepare_pass, read_options, sketch_pass};
+use select::{CandidateReport, select};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Instant;
 
-/// Rows sampled for the median rule of `--sigma auto`.
-pub const SIGMA_SAMPLE_ROWS: usize = 1000;
+/// How rows are split for selection, by a seeded hash of the row id.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, serde::Deserialize)]
+pub enum Split {
+    /// Part 0 trains, part 1 (this fraction of rows) validates.
+    Holdout(f64),
+    /// k folds; each is held out in turn.
+    Folds(usize),
+}
 
-/// How input columns are scaled before the map.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ScaleKind {
-    /// Standardise.
-    Standard,
-    /// Min-max to [0, 1].
-    MinMax,
-    /// Leave as is.
-    None,
+impl Split {
+    /// Number of parts.
+    pub fn n_parts(self) -> usize {
+        match self {
+            Split::Holdout(_) => 2,
+            Split::Folds(k) => k,
+        }
+    }
+
+    /// The parts that are held out in turn.
+    pub fn held_out_parts(self) -> Vec<usize> {
+        match self {
+            Split::Holdout(_) => vec![1],
+            Split::Folds(k) => (0..k).collect(),
+        }
+    }
+
+    /// The part of global row `id`.
+    #[inline]
+    pub fn part_of(self, seed: u64, id: u64) -> usize {
+        let u = rng::unit(seed, Domain::SPLIT, id);
+        match self {
+            Split::Holdout(f) => usize::from(u < f),
+            Split::Folds(k) => ((u * k as f64) as usize).min(k - 1),
+        }
+    }
+
+    fn check(self) -> Result<()> {
+        match self {
+            Split::Holdout(f) if !(f > 0.0 && f < 1.0) => bail!("--validation: {f} is not a fraction in (0, 1)"),
+            Split::Folds(k) if k < 2 => bail!("--folds: {k} folds; use at least 2"),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// A validated `fit` configuration.
@@ -51,8 +95,8 @@ pub enum ScaleKind {
 pub struct FitConfig {
     /// Training data.
     pub train: PathBuf,
-    /// The feature map (all but σ).
-    pub map: MapConfig,
+    /// The map family and its parameters (all but σ).
+    pub method: Method,
     /// Bandwidth candidates.
     pub sigmas: Vec<SigmaSpec>,
     /// Ridge penalties; `None` = the default grid scaled by n.
@@ -60,38 +104,29 @@ pub struct FitConfig {
     /// Regression or classification.
     pub task: Task,
     /// Input scaling.
-    pub scale: ScaleKind,
+    pub scale: ScalerKind,
     /// Reading options.
     pub read: ReadConfig,
-    /// Validation fraction in (0, 1).
-    pub validation: f64,
+    /// Hold-out or k-fold selection.
+    pub split: Split,
+    /// Seed of the maps, samples and split.
+    pub seed: u64,
     /// Refuse when the statistics need more bytes than this.
     pub max_memory: Option<u64>,
-}
-
-/// One bandwidth candidate's selection result.
-#[derive(Clone, Debug, Serialize)]
-pub struct CandidateReport {
-    /// Bandwidth.
-    pub sigma: f64,
-    /// Best α for this σ.
-    pub best_alpha: f64,
-    /// Validation MSE at the best α (mean over targets).
-    pub validation_mse: f64,
-    /// Validation MSE for every α, in grid order.
-    pub curve: Vec<(f64, f64)>,
 }
 
 /// What `fit` did.
 #[derive(Clone, Debug, Serialize)]
 pub struct FitReport {
-    /// Rows used (training + validation).
+    /// The method, e.g. `rff`, `nystrom`, `tefm-g`.
+    pub method: String,
+    /// Rows used.
     pub rows: u64,
     /// Rows dropped under `--nan skip`.
     pub skipped: u64,
-    /// Rows in the validation part.
+    /// Rows held out for selection (validation part, or all rows with folds).
     pub validation_rows: f64,
-    /// Passes over the data.
+    /// Full passes over the data.
     pub passes: u64,
     /// The median distance of the σ rule, if used.
     pub median_distance: Option<f64>,
@@ -99,9 +134,11 @@ pub struct FitReport {
     pub sigma: f64,
     /// Chosen ridge penalty.
     pub alpha: f64,
+    /// Output features of the chosen map.
+    pub n_features: usize,
     /// Per-candidate selection.
     pub candidates: Vec<CandidateReport>,
-    /// Bytes of statistics held during the pass.
+    /// Bytes of statistics held by the fit pass.
     pub statistics_bytes: u64,
     /// Seconds per stage.
     pub seconds: Timings,
@@ -110,8 +147,10 @@ pub struct FitReport {
 /// Wall-clock seconds per stage.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Timings {
-    /// Statistics / sampling passes.
+    /// Statistics / sampling pass.
     pub prepare: f64,
+    /// Sketch passes.
+    pub sketch: f64,
     /// The fit pass (read, map, accumulate).
     pub pass: f64,
     /// Selection and the final solve.
@@ -120,223 +159,237 @@ pub struct Timings {
     pub total: f64,
 }
 
-/// Per-candidate accumulators: regression keeps target moments directly,
-/// classification keeps class sums (classes unknown until the pass ends).
-enum Acc {
-    Regression { train: Moments, val: Moments },
-    Classification { train: ClassMoments, val: ClassMoments },
-}
-
-impl Acc {
-    fn new(task: Task, l: usize) -> Acc {
-        match task {
-            Task::Regression => Acc::Regression { train: Moments::new(l, 1), val: Moments::new(l, 1) },
-            Task::Classification => Acc::Classification { train: ClassMoments::new(l), val: ClassMoments::new(l) },
-        }
-    }
-
-    /// Adds the chunk rows `rows` (ascending) to the `part` statistics.
-    fn update(&mut self, part: Part, z: &Features, y: ArrayView1<'_, f64>, rows: &[usize]) {
-        match self {
-            Acc::Regression { train, val } => {
-                let m = if part == Part::Train { train } else { val };
-                let y2 = y.insert_axis(Axis(1));
-                match z {
-                    Features::Dense(z) => m.update_selected(z.view(), y2, rows),
-                    Features::Sparse(z) => m.update_sparse_selected(z.view(), y2, rows),
-                }
-            }
-            Acc::Classification { train, val } => {
-                let m = if part == Part::Train { train } else { val };
-                match z {
-                    Features::Dense(z) => m.update_selected(z.view(), y, rows),
-                    Features::Sparse(z) => m.update_sparse_selected(z.view(), y, rows),
-                }
-            }
-        }
-    }
-
-    /// Training and validation moments with targets, and the class list.
-    fn finish(self) -> (Moments, Moments, Option<Vec<f64>>) {
-        match self {
-            Acc::Regression { mut train, mut val } => {
-                train.flush();
-                val.flush();
-                (train, val, None)
-            }
-            Acc::Classification { mut train, mut val } => {
-                let mut classes = train.classes();
-                classes.extend(val.classes());
-                classes.sort_by(f64::total_cmp);
-                classes.dedup();
-                (train.to_moments(&classes), val.to_moments(&classes), Some(classes))
-            }
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Part {
-    Train,
-    Validation,
-}
-
-/// Whether global row `id` is in the validation part.
-pub fn is_validation(seed: u64, id: u64, fraction: f64) -> bool {
-    rng::unit(seed, Domain::SPLIT, id) < fraction
-}
-
-/// Bytes of statistics `fit` holds for `s` candidates of `l` features and
-/// `k` targets.
-pub fn statistics_bytes(s: usize, l: usize, k: usize) -> u64 {
-    let w = (l + 1 + k) as u64;
-    let per_moments = w * w * 8 + (kapprox_core::moments::BLOCK_ROWS as u64) * w * 8;
-    2 * s as u64 * per_moments
-}
-
 /// The default α grid: `n · 10^(−9..−1)`, 17 values. Features of every map
 /// have `‖z‖² ≈ 1`, so ZᵀZ grows like n and useful penalties scale with it.
 pub fn default_alphas(n: f64) -> Vec<f64> {
     (0..17).map(|i| n * 10f64.powf(-9.0 + 0.5 * i as f64)).collect()
 }
 
-/// Runs `fit`; returns the model (not yet saved) and the report.
+/// Bytes of statistics the fit pass holds for `s` candidates accumulating
+/// `l` features with `k` targets over `parts` split parts, plus one-pass
+/// TEFM sketches of `(l, sketch_l)`.
+pub fn estimate_memory(s: usize, l: usize, k: usize, parts: usize, sketch_l: usize) -> u64 {
+    let w = (l + 1 + k) as u64;
+    let per = w * w * 8 + (kapprox_core::moments::BLOCK_ROWS as u64) * w * 8;
+    s as u64 * (parts as u64 * per + (l * sketch_l * 8) as u64)
+}
+
+/// What the passes before the fit pass established.
+pub struct Prepared {
+    /// Feature columns.
+    pub features: Vec<String>,
+    /// Label column.
+    pub label: String,
+    /// Input scaling.
+    pub scaler: Scaler,
+    /// Median distance (σ rule), if computed.
+    pub median: Option<f64>,
+    /// Resolved bandwidths.
+    pub sigmas: Vec<f64>,
+    /// Scaled landmark rows (Nyström).
+    pub landmarks: Option<Array2<f64>>,
+}
+
+/// Runs `fit` in this process; returns the model (not yet saved) and the report.
 pub fn fit(cfg: &FitConfig) -> Result<(Model, FitReport)> {
     let t0 = Instant::now();
-    if !(cfg.validation > 0.0 && cfg.validation < 1.0) {
-        bail!("--validation: {} is not a fraction in (0, 1)", cfg.validation);
-    }
+    cfg.split.check()?;
     let passes_before = crate::pipeline::passes_made();
     let ds = Dataset::open(&cfg.train)?;
     let (features, label) = ds.resolve_columns(&cfg.read.label)?;
     let label =
         label.with_context(|| format!("{}: a label column is needed to fit (use --label)", cfg.train.display()))?;
+    let features: Vec<String> = features.into_iter().filter(|c| c != kapprox_io::writer::ROW_ID_COLUMN).collect();
     let n_input = features.len();
-    let read = ReadOptions::new(features.clone())
-        .with_label(Some(label.clone()))
-        .with_chunk_rows(cfg.read.chunk_rows)
-        .with_nan_policy(cfg.read.nan);
+    let all_shards: Vec<usize> = (0..ds.shards().len()).collect();
+    let read = read_options(cfg, &features, &label, &all_shards);
 
-    // Statistics and the bandwidth sample.
-    let needs_sample = cfg.sigmas.iter().any(|s| matches!(s, SigmaSpec::Auto(_)));
+    // Prepare: statistics and samples.
     let stored = ds.stored_stats().and_then(|s| s.select(&features, ds.path()).ok());
-    let (stats, sample) = match stored {
-        Some(stats) if !needs_sample => (stats, None),
-        stored => prepare_pass(&ds, &read, stored, needs_sample, cfg.map.seed)?,
+    let needs_sigma_sample = cfg.sigmas.iter().any(|s| matches!(s, SigmaSpec::Auto(_)));
+    let sample_rows = cfg.method.sample_rows().max(if needs_sigma_sample { SIGMA_SAMPLE_ROWS } else { 0 });
+    let prep = if stored.is_none() || sample_rows > 0 {
+        Some(prepare_pass(&ds, read.clone(), stored.is_none(), sample_rows, cfg.seed)?.0)
+    } else {
+        None
     };
-    let scaler = make_scaler(cfg.scale, &stats);
-    let median = sample.map(|s| median_distance(&scaler_applied(&scaler, s).view()));
+    let stats: ColumnStats = match (&stored, prep.as_ref().and_then(|p| p.stats.clone())) {
+        (Some(s), _) => s.clone(),
+        (None, Some(s)) => s,
+        (None, None) => unreachable!("the prepare pass computes missing statistics"),
+    };
+    let prepared = finish_prepare(cfg, features.clone(), label.clone(), &stats, prep.and_then(|p| p.sample))?;
     let t_prepare = t0.elapsed().as_secs_f64();
 
-    // Candidate maps.
-    let mut sigmas: Vec<f64> = cfg.sigmas.iter().map(|s| s.resolve(median)).collect();
-    sigmas.dedup();
-    let maps: Vec<Box<dyn FeatureMap>> =
-        sigmas.iter().map(|&s| Ok(cfg.map.spec(s, n_input)?.build(&Default::default())?)).collect::<Result<_>>()?;
-    let l = maps[0].n_output();
-    let k_guess = if cfg.task == Task::Regression { 1 } else { 2 };
-    let stat_bytes = statistics_bytes(maps.len(), l, k_guess);
-    if let Some(limit) = cfg.max_memory {
-        if stat_bytes > limit {
-            bail!(
-                "the statistics of {} bandwidth candidate(s) with l = {l} need {} ({}·2·(l+1+k)² doubles), more \
-                 than --max-memory {}; use fewer --sigma values or --features, or raise --max-memory",
-                maps.len(),
-                human_bytes(stat_bytes),
-                maps.len(),
-                human_bytes(limit)
-            );
-        }
-    }
+    // Sketch passes (multi-pass TEFM).
+    let t1 = Instant::now();
+    let qs = sketch_passes(cfg, &ds, &read, &prepared, n_input)?;
+    let t_sketch = t1.elapsed().as_secs_f64();
 
     // The fit pass.
-    let t1 = Instant::now();
-    let mut accs: Vec<Acc> = maps.iter().map(|_| Acc::new(cfg.task, l)).collect();
-    let seed = cfg.map.seed;
-    let validation = cfg.validation;
-    let map_refs: Vec<&dyn FeatureMap> = maps.iter().map(|m| m.as_ref()).collect();
-    let pass = Pass { dataset: &ds, read: read.clone(), scaler: &scaler, maps: map_refs, label: "fit" };
-    let mut train_rows = Vec::new();
-    let mut val_rows = Vec::new();
-    let mut split_of = u64::MAX;
-    let pass_report: PassReport = pass.run(&mut |chunk, m, z| {
-        let y = chunk.y.as_ref().expect("label column requested");
-        if split_of != chunk.first_row {
-            // The split of a chunk is computed once and shared by every map.
-            split_of = chunk.first_row;
-            train_rows.clear();
-            val_rows.clear();
-            for i in 0..chunk.x.nrows() {
-                if is_validation(seed, chunk.row_id(i), validation) { val_rows.push(i) } else { train_rows.push(i) }
-            }
-        }
-        accs[m].update(Part::Train, z, y.view(), &train_rows);
-        accs[m].update(Part::Validation, z, y.view(), &val_rows);
-        Ok(())
-    })?;
-    let t_pass = t1.elapsed().as_secs_f64();
-
-    // Selection from statistics, then the final solve on all rows.
     let t2 = Instant::now();
-    let mut candidates = Vec::new();
-    let mut finished = Vec::new();
-    for (acc, &sigma) in accs.into_iter().zip(&sigmas) {
-        let (train, val, classes) = acc.finish();
-        if train.n_samples() == 0.0 || val.n_samples() == 0.0 {
-            bail!(
-                "{}: {} training and {} validation rows: too few rows to fit and validate",
-                cfg.train.display(),
-                train.n_samples(),
-                val.n_samples()
-            );
+    let maps: Vec<Box<dyn FeatureMap>> = prepared
+        .sigmas
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| {
+            cfg.method.fit_pass_map(s, n_input, cfg.seed, prepared.landmarks.as_ref(), qs.as_ref().map(|q| &q[i]))
+        })
+        .collect::<Result<_>>()?;
+    let l_acc = maps[0].n_output();
+    let k_guess = if cfg.task == Task::Regression { 1 } else { 2 };
+    let tefm_sketch = match &cfg.method {
+        Method::Tefm { sketch, n_components, strategy: Strategy::OnePass, .. } => {
+            Some((sketch_kind(*sketch), *n_components))
         }
-        let alphas = cfg.alphas.clone().unwrap_or_else(|| default_alphas(train.n_samples() + val.n_samples()));
-        let sel = kapprox_solve::holdout(&train, &val, &alphas)?;
-        candidates.push(CandidateReport {
-            sigma,
-            best_alpha: sel.best_alpha,
-            validation_mse: sel.best_mse(),
-            curve: sel.alphas.iter().copied().zip(sel.mean_mse.iter().copied()).collect(),
-        });
-        finished.push((train, val, classes));
-    }
-    let best = (0..candidates.len())
-        .min_by(|&a, &b| candidates[a].validation_mse.total_cmp(&candidates[b].validation_mse))
-        .expect("at least one candidate");
-    let (mut all, val, classes) = finished.swap_remove(best);
-    all.merge(&val);
-    all.flush();
-    let alpha = candidates[best].best_alpha;
-    let ridge = kapprox_solve::Ridge::params().with_alpha(alpha).check()?.fit(&all)?.model;
-    let t_solve = t2.elapsed().as_secs_f64();
+        _ => None,
+    };
+    let stat_bytes =
+        estimate_memory(maps.len(), l_acc, k_guess, cfg.split.n_parts(), tefm_sketch.map_or(0, |(_, l)| l));
+    check_memory(cfg, stat_bytes, maps.len(), l_acc)?;
+    let (state, pass_report) = fit_pass(cfg, &ds, read, &prepared.scaler, &maps, tefm_sketch)?;
+    let t_pass = t2.elapsed().as_secs_f64();
+
+    // Selection and the final solve.
+    let t3 = Instant::now();
+    let rows = state.rows;
+    let sel = select(cfg, &cfg.method, &prepared.sigmas, n_input, state, maps)?;
+    let t_solve = t3.elapsed().as_secs_f64();
 
     let report = FitReport {
-        rows: pass_report.rows,
+        method: cfg.method.name(),
+        rows,
         skipped: pass_report.skipped,
-        validation_rows: val.n_samples(),
+        validation_rows: sel.held_out_rows,
         passes: crate::pipeline::passes_made() - passes_before,
-        median_distance: median,
-        sigma: sigmas[best],
-        alpha,
-        candidates,
+        median_distance: prepared.median,
+        sigma: prepared.sigmas[sel.best],
+        alpha: sel.alpha,
+        n_features: sel.map.n_output(),
+        candidates: sel.candidates,
         statistics_bytes: stat_bytes,
-        seconds: Timings { prepare: t_prepare, pass: t_pass, solve: t_solve, total: t0.elapsed().as_secs_f64() },
+        seconds: Timings {
+            prepare: t_prepare,
+            sketch: t_sketch,
+            pass: t_pass,
+            solve: t_solve,
+            total: t0.elapsed().as_secs_f64(),
+        },
     };
-    let map = maps.into_iter().nth(best).expect("best candidate exists");
     let doc = ModelDoc {
         format: MODEL_FORMAT.into(),
         version: MODEL_VERSION,
         task: cfg.task,
         feature_columns: features,
         label_column: Some(label),
-        scaler,
-        map: map.spec(),
-        classes,
-        alpha,
+        scaler: prepared.scaler,
+        map: sel.map.spec(),
+        classes: sel.classes,
+        alpha: sel.alpha,
         training: training_record(&report)?,
         kapprox_version: env!("CARGO_PKG_VERSION").into(),
     };
-    Ok((Model { doc, map, coef: ridge.coef, intercept: ridge.intercept }, report))
+    Ok((Model { doc, map: sel.map, coef: sel.model.coef, intercept: sel.model.intercept }, report))
+}
+
+fn sketch_kind(k: TefmKind) -> SketchKind {
+    match k {
+        TefmKind::Gaussian => SketchKind::Gaussian,
+        TefmKind::Srht => SketchKind::Srht,
+        TefmKind::CountSketch => SketchKind::CountSketch,
+    }
+}
+
+fn check_memory(cfg: &FitConfig, bytes: u64, n_candidates: usize, l: usize) -> Result<()> {
+    if let Some(limit) = cfg.max_memory
+        && bytes > limit
+    {
+        bail!(
+            "the statistics of {n_candidates} bandwidth candidate(s) with {l} accumulated features and {} split \
+             parts need {} (candidates x parts x (l+1+k)² doubles), more than --max-memory {}; use fewer --sigma \
+             values, fewer --features or folds, or raise --max-memory",
+            cfg.split.n_parts(),
+            human_bytes(bytes),
+            human_bytes(limit)
+        );
+    }
+    Ok(())
+}
+
+/// Scaler, bandwidths and landmarks from the prepare pass's results.
+pub fn finish_prepare(
+    cfg: &FitConfig,
+    features: Vec<String>,
+    label: String,
+    stats: &ColumnStats,
+    sample: Option<kapprox_sketch::Reservoir>,
+) -> Result<Prepared> {
+    let scaler = Scaler::fit(cfg.scale, stats);
+    // Sampled rows in priority order: the first SIGMA_SAMPLE_ROWS of them
+    // are exactly the σ sample a smaller reservoir would have kept.
+    let (ids, mut rows) = match sample {
+        Some(r) => {
+            let seed = cfg.seed;
+            let (ids, rows) = r.finish();
+            let mut order: Vec<usize> = (0..ids.len()).collect();
+            order.sort_by_key(|&i| rng::hash64(seed, Domain::RESERVOIR, ids[i]));
+            (order.iter().map(|&i| ids[i]).collect::<Vec<_>>(), rows.select(Axis(0), &order))
+        }
+        None => (Vec::new(), Array2::zeros((0, features.len()))),
+    };
+    scaler.apply_in_place(rows.view_mut());
+    let median = cfg
+        .sigmas
+        .iter()
+        .any(|s| matches!(s, SigmaSpec::Auto(_)))
+        .then(|| median_distance(&rows.slice(ndarray::s![0..SIGMA_SAMPLE_ROWS.min(rows.nrows()), ..])));
+    let mut sigmas: Vec<f64> = cfg.sigmas.iter().map(|s| s.resolve(median)).collect();
+    sigmas.dedup();
+    let m = cfg.method.sample_rows();
+    let landmarks = (m > 0).then(|| {
+        // Landmarks in row-id order (deterministic whatever the layout).
+        let mut take: Vec<usize> = (0..m.min(ids.len())).collect();
+        take.sort_by_key(|&i| ids[i]);
+        rows.select(Axis(0), &take)
+    });
+    if let Some(l) = &landmarks
+        && l.nrows() < m
+    {
+        bail!("Nyström needs {m} landmarks but the training data has only {} rows", l.nrows());
+    }
+    Ok(Prepared { features, label, scaler, median, sigmas, landmarks })
+}
+
+/// Multi-pass TEFM: the sketch and power-iteration passes; returns Q per
+/// candidate (`None` for other methods).
+fn sketch_passes(
+    cfg: &FitConfig,
+    ds: &Dataset,
+    read: &kapprox_io::ReadOptions,
+    prepared: &Prepared,
+    n_input: usize,
+) -> Result<Option<Vec<Array2<f64>>>> {
+    let Method::Tefm { sketch, n_components, power, strategy: Strategy::MultiPass, .. } = &cfg.method else {
+        return Ok(None);
+    };
+    let bases: Vec<Box<dyn FeatureMap>> = prepared
+        .sigmas
+        .iter()
+        .map(|&s| Ok(cfg.method.independent_map(s, n_input, cfg.seed)?.expect("tefm base")))
+        .collect::<Result<_>>()?;
+    let d = bases[0].n_output();
+    let mut iters: Vec<PowerIteration> = bases.iter().map(|_| PowerIteration::new(*power)).collect();
+    let mut state = SketchState::range(sketch_kind(*sketch), bases.len(), d, *n_components, cfg.seed)?;
+    for pass in 0..=*power {
+        let (done, _) =
+            sketch_pass(ds, read.clone(), &prepared.scaler, &bases, state, &format!("sketch {}", pass + 1))?;
+        let mut qs = Vec::new();
+        for (it, acc) in iters.iter_mut().zip(done.accs) {
+            qs.push(it.advance(acc.finish().view())?.to_owned());
+        }
+        state = SketchState::product(&qs);
+    }
+    Ok(Some(iters.into_iter().map(|it| it.finish()).collect::<Result<_, _>>()?))
 }
 
 /// The part of the report stored in the model: everything but timings, so
@@ -349,54 +402,11 @@ fn training_record(report: &FitReport) -> Result<serde_json::Value> {
     Ok(v)
 }
 
-/// The statistics pass (when the footers hold no statistics) and/or the
-/// bandwidth sample.
-pub fn prepare_pass(
-    ds: &Dataset,
-    read: &ReadOptions,
-    stored: Option<ColumnStats>,
-    needs_sample: bool,
-    seed: u64,
-) -> Result<(ColumnStats, Option<Array2<f64>>)> {
-    let mut stats = stored.is_none().then(|| ColumnStats::new(read.columns.clone()));
-    let mut sample = needs_sample.then(|| kapprox_sketch::Reservoir::new(SIGMA_SAMPLE_ROWS, read.columns.len(), seed));
-    let label = if stats.is_some() { "statistics" } else { "sample" };
-    let identity = Scaler::None;
-    Pass { dataset: ds, read: read.clone(), scaler: &identity, maps: vec![], label }.run_chunks(&mut |chunk| {
-        if let Some(s) = stats.as_mut() {
-            s.update(chunk.x.view());
-        }
-        if let Some(r) = sample.as_mut() {
-            r.update_ids(chunk.x.view(), &chunk.row_ids.to_vec())?;
-        }
-        Ok(())
-    })?;
-    let stats = match (stats, stored) {
-        (Some(s), _) => s,
-        (None, Some(s)) => s,
-        (None, None) => unreachable!("statistics are either stored or computed"),
-    };
-    Ok((stats, sample.map(|r| r.finish().1)))
-}
-
-/// The scaler of `kind` from column statistics.
-pub fn make_scaler(kind: ScaleKind, stats: &ColumnStats) -> Scaler {
-    match kind {
-        ScaleKind::Standard => Scaler::standard(stats),
-        ScaleKind::MinMax => Scaler::min_max(stats),
-        ScaleKind::None => Scaler::None,
-    }
-}
-
-fn scaler_applied(scaler: &Scaler, mut x: Array2<f64>) -> Array2<f64> {
-    scaler.apply_in_place(x.view_mut());
-    x
-}
-
-/// Median Euclidean distance over all pairs of rows of `x`.
+/// Median Euclidean distance over all pairs of rows of `x` (1 when there
+/// are fewer than two distinct rows).
 pub fn median_distance(x: &ArrayView2<'_, f64>) -> f64 {
     let n = x.nrows();
-    let mut d = Vec::with_capacity(n * (n.saturating_sub(1)) / 2);
+    let mut d = Vec::with_capacity(n * n.saturating_sub(1) / 2);
     for i in 0..n {
         for j in 0..i {
             let s: f64 = x.row(i).iter().zip(x.row(j)).map(|(a, b)| (a - b) * (a - b)).sum();
@@ -421,4 +431,22 @@ pub fn human_bytes(b: u64) -> String {
         u += 1;
     }
     if u == 0 { format!("{b} B") } else { format!("{v:.1} {}", units[u]) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_parts_have_the_right_sizes() {
+        let n = 100_000u64;
+        let mut counts = [0usize; 5];
+        for id in 0..n {
+            counts[Split::Folds(5).part_of(3, id)] += 1;
+        }
+        // Binomial(1e5, 0.2): sd ~ 126; allow 5 sd.
+        assert!(counts.iter().all(|&c| (c as f64 - 20_000.0).abs() < 630.0), "{counts:?}");
+        let val = (0..n).filter(|&id| Split::Holdout(0.2).part_of(3, id) == 1).count();
+        assert!((val as f64 - 20_000.0).abs() < 630.0);
+    }
 }

@@ -1,0 +1,299 @@
+//! The passes of `fit` and their mergeable states.
+//!
+//! Each pass runs over a subset of shards (all of them in one process; a
+//! slice per worker in a distributed fit) and returns a state that merges
+//! with the states of the other shards' passes. The result of a pass is
+//! the merge of all states in shard order; later passes only need that.
+//!
+//! - **prepare**: column statistics (when the footers hold none) and a
+//!   reservoir sample of rows (the bandwidth rule, Nyström's landmarks);
+//! - **sketch** (multi-pass TEFM): `FᵀΘ` per bandwidth candidate, then one
+//!   `Fᵀ(FQ)` per power iteration;
+//! - **fit**: per candidate and per split part, the ridge statistics; for
+//!   one-pass TEFM also `FᵀΘ`; for classification a sample of held-out rows
+//!   (to select by accuracy).
+
+use super::FitConfig;
+use super::acc::Acc;
+use crate::pipeline::{Features, Pass, PassReport};
+use anyhow::{Context, Result};
+use kapprox_core::{Domain, rng};
+use kapprox_features::FeatureMap;
+use kapprox_io::{ColumnStats, Dataset, ReadOptions, Scaler};
+use kapprox_sketch::{ProductAccumulator, RangeSketch, Reservoir, Sketch, SketchKind};
+use ndarray::{Array2, Axis, concatenate};
+
+/// Rows sampled for the median rule of `--sigma auto`.
+pub const SIGMA_SAMPLE_ROWS: usize = 1000;
+/// Held-out rows kept (over all parts) to score classification candidates.
+pub const CLASSIFICATION_SAMPLE_ROWS: usize = 20_000;
+
+/// The reading options of every pass.
+pub fn read_options(cfg: &FitConfig, features: &[String], label: &str, shards: &[usize]) -> ReadOptions {
+    ReadOptions::new(features.to_vec())
+        .with_label(Some(label.to_string()))
+        .with_chunk_rows(cfg.read.chunk_rows)
+        .with_nan_policy(cfg.read.nan)
+        .with_shards(shards.iter().copied())
+}
+
+/// State of the prepare pass.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct PrepareState {
+    /// Column statistics, when the footers hold none.
+    pub stats: Option<ColumnStats>,
+    /// Unscaled sampled rows, when a sample is needed.
+    pub sample: Option<Reservoir>,
+    /// What the pass read.
+    pub rows: u64,
+}
+
+impl PrepareState {
+    /// Merges another shard subset's state.
+    pub fn merge(&mut self, other: &PrepareState) -> Result<()> {
+        if let (Some(a), Some(b)) = (self.stats.as_mut(), other.stats.as_ref()) {
+            a.merge(b);
+        }
+        if let (Some(a), Some(b)) = (self.sample.as_mut(), other.sample.as_ref()) {
+            a.merge(b)?;
+        }
+        self.rows += other.rows;
+        Ok(())
+    }
+}
+
+/// Runs the prepare pass over `shards`.
+pub fn prepare_pass(
+    ds: &Dataset,
+    read: ReadOptions,
+    need_stats: bool,
+    sample_rows: usize,
+    seed: u64,
+) -> Result<(PrepareState, PassReport)> {
+    let d = read.columns.len();
+    let mut stats = need_stats.then(|| ColumnStats::new(read.columns.clone()));
+    let mut sample = (sample_rows > 0).then(|| Reservoir::new(sample_rows, d, seed));
+    let label = if need_stats { "statistics" } else { "sample" };
+    let identity = Scaler::None;
+    let report = Pass { dataset: ds, read, scaler: &identity, maps: vec![], label }.run_chunks(&mut |chunk| {
+        if let Some(s) = stats.as_mut() {
+            s.update(chunk.x.view());
+        }
+        if let Some(r) = sample.as_mut() {
+            r.update_ids(chunk.x.view(), &chunk.row_ids.to_vec())?;
+        }
+        Ok(())
+    })?;
+    Ok((PrepareState { stats, sample, rows: report.rows }, report))
+}
+
+/// One candidate's accumulator of a sketch pass.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub enum SketchAcc {
+    /// `FᵀΘ` (the first sketch pass).
+    Range(Sketch),
+    /// `Fᵀ(FQ)` (a power-iteration pass).
+    Product(ProductAccumulator),
+}
+
+impl SketchAcc {
+    fn update(&mut self, z: &Features, first_ids: &[u64]) -> Result<()> {
+        let Features::Dense(z) = z else { anyhow::bail!("TEFM needs a dense base map") };
+        match self {
+            SketchAcc::Range(s) => s.update_ids(z.view(), first_ids)?,
+            SketchAcc::Product(p) => p.update(z.view())?,
+        }
+        Ok(())
+    }
+
+    /// Merges another shard subset's accumulator.
+    pub fn merge(&mut self, other: &SketchAcc) -> Result<()> {
+        match (self, other) {
+            (SketchAcc::Range(a), SketchAcc::Range(b)) => a.merge(b)?,
+            (SketchAcc::Product(a), SketchAcc::Product(b)) => a.merge(b)?,
+            _ => anyhow::bail!("sketch states of different passes cannot be merged"),
+        }
+        Ok(())
+    }
+
+    /// The pass result (d, l).
+    pub fn finish(self) -> Array2<f64> {
+        match self {
+            SketchAcc::Range(s) => s.finish(),
+            SketchAcc::Product(p) => p.finish(),
+        }
+    }
+}
+
+/// State of a sketch pass: one accumulator per bandwidth candidate.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct SketchState {
+    /// Per candidate.
+    pub accs: Vec<SketchAcc>,
+}
+
+impl SketchState {
+    /// A range-sketch pass for maps of `d` outputs.
+    pub fn range(kind: SketchKind, n_candidates: usize, d: usize, l: usize, seed: u64) -> Result<SketchState> {
+        let accs =
+            (0..n_candidates).map(|_| Ok(SketchAcc::Range(Sketch::new(kind, d, l, seed)?))).collect::<Result<_>>()?;
+        Ok(SketchState { accs })
+    }
+
+    /// A power-iteration pass with the current `Q` of each candidate.
+    pub fn product(qs: &[Array2<f64>]) -> SketchState {
+        SketchState { accs: qs.iter().map(|q| SketchAcc::Product(ProductAccumulator::new(q.view()))).collect() }
+    }
+
+    /// Merges another shard subset's state.
+    pub fn merge(&mut self, other: &SketchState) -> Result<()> {
+        for (a, b) in self.accs.iter_mut().zip(&other.accs) {
+            a.merge(b)?;
+        }
+        Ok(())
+    }
+}
+
+/// Runs a sketch pass over the rows of `read` with the candidates' base maps.
+pub fn sketch_pass(
+    ds: &Dataset,
+    read: ReadOptions,
+    scaler: &Scaler,
+    maps: &[Box<dyn FeatureMap>],
+    mut state: SketchState,
+    label: &str,
+) -> Result<(SketchState, PassReport)> {
+    let map_refs: Vec<&dyn FeatureMap> = maps.iter().map(|m| m.as_ref()).collect();
+    let mut ids = Vec::new();
+    let mut ids_of = u64::MAX;
+    let report = Pass { dataset: ds, read, scaler, maps: map_refs, label }.run(&mut |chunk, m, z| {
+        if ids_of != chunk.first_row {
+            ids_of = chunk.first_row;
+            ids = chunk.row_ids.to_vec();
+        }
+        state.accs[m].update(z, &ids)
+    })?;
+    Ok((state, report))
+}
+
+/// State of the fit pass.
+#[derive(Clone, Debug)]
+pub struct FitState {
+    /// Per candidate: one accumulator per split part.
+    pub parts: Vec<Vec<Acc>>,
+    /// One-pass TEFM: `FᵀΘ` per candidate over all rows.
+    pub sketches: Vec<Option<Sketch>>,
+    /// Classification: held-out rows (scaled inputs, label last) per part.
+    pub samples: Option<Vec<Reservoir>>,
+    /// Rows seen and skipped.
+    pub rows: u64,
+    /// Rows dropped under `--nan skip`.
+    pub skipped: u64,
+}
+
+impl FitState {
+    /// Merges another shard subset's state (in shard order).
+    pub fn merge(&mut self, other: &FitState) -> Result<()> {
+        for (a, b) in self.parts.iter_mut().zip(&other.parts) {
+            for (x, y) in a.iter_mut().zip(b) {
+                x.merge(y);
+            }
+        }
+        for (a, b) in self.sketches.iter_mut().zip(&other.sketches) {
+            if let (Some(a), Some(b)) = (a.as_mut(), b.as_ref()) {
+                a.merge(b)?;
+            }
+        }
+        if let (Some(a), Some(b)) = (self.samples.as_mut(), other.samples.as_ref()) {
+            for (x, y) in a.iter_mut().zip(b) {
+                x.merge(y)?;
+            }
+        }
+        self.rows += other.rows;
+        self.skipped += other.skipped;
+        Ok(())
+    }
+
+    /// Flushes every buffered accumulator (before reading or saving).
+    pub fn flush(&mut self) {
+        for c in &mut self.parts {
+            for a in c {
+                a.flush();
+            }
+        }
+    }
+}
+
+/// The seed of the held-out sample of part `p` (independent of the
+/// landmark sample and of the split).
+fn sample_seed(seed: u64, part: usize) -> u64 {
+    rng::hash64(seed, Domain::RESERVOIR, 1 + part as u64)
+}
+
+/// Runs the fit pass with the candidates' maps.
+pub fn fit_pass(
+    cfg: &FitConfig,
+    ds: &Dataset,
+    read: ReadOptions,
+    scaler: &Scaler,
+    maps: &[Box<dyn FeatureMap>],
+    tefm_sketch: Option<(SketchKind, usize)>,
+) -> Result<(FitState, PassReport)> {
+    let split = cfg.split;
+    let n_parts = split.n_parts();
+    let d_in = read.columns.len();
+    let mut state = FitState {
+        parts: maps.iter().map(|m| (0..n_parts).map(|_| Acc::new(cfg.task, m.n_output())).collect()).collect(),
+        sketches: maps
+            .iter()
+            .map(|m| tefm_sketch.map(|(kind, l)| Sketch::new(kind, m.n_output(), l, cfg.seed)).transpose())
+            .collect::<Result<_, _>>()?,
+        samples: (cfg.task == crate::model::Task::Classification).then(|| {
+            let held = split.held_out_parts();
+            let cap = CLASSIFICATION_SAMPLE_ROWS / held.len().max(1);
+            (0..n_parts)
+                .map(|p| Reservoir::new(if held.contains(&p) { cap } else { 0 }, d_in + 1, sample_seed(cfg.seed, p)))
+                .collect()
+        }),
+        rows: 0,
+        skipped: 0,
+    };
+    let map_refs: Vec<&dyn FeatureMap> = maps.iter().map(|m| m.as_ref()).collect();
+    let mut rows_of: Vec<Vec<usize>> = vec![Vec::new(); n_parts];
+    let mut ids: Vec<u64> = Vec::new();
+    let mut split_of = u64::MAX;
+    let seed = cfg.seed;
+    let report = Pass { dataset: ds, read, scaler, maps: map_refs, label: "fit" }.run(&mut |chunk, m, z| {
+        let y = chunk.y.as_ref().expect("label column requested");
+        if split_of != chunk.first_row {
+            // The split of a chunk is computed once and shared by every map.
+            split_of = chunk.first_row;
+            ids = chunk.row_ids.to_vec();
+            rows_of.iter_mut().for_each(Vec::clear);
+            for (i, &id) in ids.iter().enumerate() {
+                rows_of[split.part_of(seed, id)].push(i);
+            }
+            if let Some(samples) = state.samples.as_mut() {
+                let xy = concatenate(Axis(1), &[chunk.x.view(), y.view().insert_axis(Axis(1))])?;
+                for (p, s) in samples.iter_mut().enumerate() {
+                    if s.capacity() > 0 && !rows_of[p].is_empty() {
+                        let pid: Vec<u64> = rows_of[p].iter().map(|&i| ids[i]).collect();
+                        s.update_ids(xy.select(Axis(0), &rows_of[p]).view(), &pid)?;
+                    }
+                }
+            }
+        }
+        for (p, rows) in rows_of.iter().enumerate() {
+            state.parts[m][p].update(z, y.view(), rows);
+        }
+        if let Some(s) = state.sketches[m].as_mut() {
+            let Features::Dense(zd) = z else { anyhow::bail!("TEFM needs a dense base map") };
+            s.update_ids(zd.view(), &ids).context("TEFM sketch")?;
+        }
+        Ok(())
+    })?;
+    state.rows = report.rows;
+    state.skipped = report.skipped;
+    state.flush();
+    Ok((state, report))
+}
