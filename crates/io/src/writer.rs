@@ -396,6 +396,12 @@ impl DenseFeatureWriter {
         self.inner.write(&b)
     }
 
+    /// The final path (the file is written under [`temporary_path`] until
+    /// [`finish`](Self::finish)).
+    pub fn path(&self) -> &Path {
+        self.inner.path()
+    }
+
     /// Finishes the file; returns the number of rows.
     pub fn finish(self) -> Result<u64> {
         self.inner.finish()
@@ -454,6 +460,12 @@ impl SparseFeatureWriter {
         self.opts.carried_arrays(&path, n, row_ids, carried, &mut cols)?;
         let b = batch(&path, &self.schema, cols)?;
         self.inner.write(&b)
+    }
+
+    /// The final path (the file is written under [`temporary_path`] until
+    /// [`finish`](Self::finish)).
+    pub fn path(&self) -> &Path {
+        self.inner.path()
     }
 
     /// Finishes the file; returns the number of rows.
@@ -559,6 +571,12 @@ impl PredictionWriter {
         }
         let b = batch(&path, &self.schema, cols)?;
         self.inner.write(&b)
+    }
+
+    /// The final path (the file is written under [`temporary_path`] until
+    /// [`finish`](Self::finish)).
+    pub fn path(&self) -> &Path {
+        self.inner.path()
     }
 
     /// Finishes the file; returns the number of rows.

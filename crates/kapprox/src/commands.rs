@@ -226,17 +226,43 @@ pub fn featurize(a: &FeaturizeArgs) -> Result<()> {
         .with_label(label.clone())
         .with_chunk_rows(read_cfg.chunk_rows)
         .with_nan_policy(read_cfg.nan);
+    let existed = a.out.exists();
     prepare_output_dir(&a.out)?;
+    let result = write_features(&ds, &a.out, read, &scaler, map.as_ref(), label, a.f32);
+    if result.is_err() && !existed {
+        // An output directory this run created holds nothing whole: remove it.
+        let _ = std::fs::remove_dir_all(&a.out);
+    }
+    let (rows, files) = result?;
+    let l = map.n_output();
+    eprintln!(
+        "wrote {rows} rows x {l} features into {files} file(s) under {} in {:.2} s",
+        a.out.display(),
+        start.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// The featurize pass: one feature shard per input shard.
+fn write_features(
+    ds: &Dataset,
+    out: &Path,
+    read: ReadOptions,
+    scaler: &Scaler,
+    map: &dyn kapprox_features::FeatureMap,
+    label: Option<String>,
+    f32: bool,
+) -> Result<(u64, usize)> {
     let opts = FeatureFileOptions::new()
-        .with_dtype(if a.f32 { FeatureDtype::F32 } else { FeatureDtype::F64 })
+        .with_dtype(if f32 { FeatureDtype::F32 } else { FeatureDtype::F64 })
         .with_carried(label.clone());
     let l = map.n_output();
     let mut dense = PerShard::new(|w: DenseFeatureWriter| Ok(w.finish()?));
     let mut sparse = PerShard::new(|w: SparseFeatureWriter| Ok(w.finish()?));
-    let pass = Pass { dataset: &ds, read, scaler: &scaler, maps: vec![map.as_ref()], label: "featurize" };
+    let pass = Pass { dataset: ds, read, scaler, maps: vec![map], label: "featurize" };
     let report = pass.run(&mut |chunk, _, z| {
         let carried: Vec<_> = chunk.y.iter().map(|y| y.view()).collect();
-        let path = output_path(&ds, chunk.shard, &a.out);
+        let path = output_path(ds, chunk.shard, out);
         match z {
             Features::Dense(z) => dense
                 .writer(chunk.shard, || Ok(DenseFeatureWriter::create(&path, l, opts.clone())?))?
@@ -249,14 +275,7 @@ pub fn featurize(a: &FeaturizeArgs) -> Result<()> {
     })?;
     dense.close()?;
     sparse.close()?;
-    eprintln!(
-        "wrote {} rows x {l} features into {} file(s) under {} in {:.2} s",
-        report.rows,
-        dense.files() + sparse.files(),
-        a.out.display(),
-        start.elapsed().as_secs_f64()
-    );
-    Ok(())
+    Ok((report.rows, dense.files() + sparse.files()))
 }
 
 /// Features and label; with `--label auto` and no recorded label, every

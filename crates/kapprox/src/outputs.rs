@@ -5,10 +5,11 @@
 //! `part-00003.parquet` of the output, rows in input order. Each output file
 //! is written under a temporary name and renamed when complete, so a killed
 //! run leaves no file under a final name that is not whole, and a rerun
-//! replaces everything.
+//! replaces everything. A run that fails (bad input in shard 5, say) removes
+//! the files it completed, so an error leaves no output behind.
 
 use anyhow::{Context, Result};
-use kapprox_io::Dataset;
+use kapprox_io::{Dataset, DenseFeatureWriter, PredictionWriter, SparseFeatureWriter};
 use std::path::{Path, PathBuf};
 
 /// Creates `dir` (and parents) and removes temporaries left by a killed run.
@@ -30,40 +31,104 @@ pub fn output_path(ds: &Dataset, shard: usize, out_dir: &Path) -> PathBuf {
     out_dir.join(name)
 }
 
+/// A writer of one output file, for [`PerShard`].
+pub trait OutputFile {
+    /// The file's final path.
+    fn path(&self) -> &Path;
+}
+
+impl OutputFile for DenseFeatureWriter {
+    fn path(&self) -> &Path {
+        DenseFeatureWriter::path(self)
+    }
+}
+
+impl OutputFile for SparseFeatureWriter {
+    fn path(&self) -> &Path {
+        SparseFeatureWriter::path(self)
+    }
+}
+
+impl OutputFile for PredictionWriter {
+    fn path(&self) -> &Path {
+        PredictionWriter::path(self)
+    }
+}
+
 /// Opens a writer per shard as the pass reaches it and finishes the
 /// previous one; the pass delivers chunks in shard order.
-pub struct PerShard<W> {
+///
+/// Dropped without a successful [`close`](PerShard::close) (the pass
+/// failed), it abandons the open writer (whose temporary goes with it),
+/// removes the files it completed, and removes their directory if that
+/// leaves it empty.
+pub struct PerShard<W: OutputFile> {
     current: Option<(usize, W)>,
     finish: fn(W) -> Result<u64>,
     files: usize,
+    /// Files completed by this run, to remove if the run fails.
+    written: Vec<PathBuf>,
+    /// The directory of the files, once one was opened.
+    dir: Option<PathBuf>,
+    closed: bool,
 }
 
-impl<W> PerShard<W> {
+impl<W: OutputFile> PerShard<W> {
     /// `finish` closes and renames one writer.
     pub fn new(finish: fn(W) -> Result<u64>) -> Self {
-        PerShard { current: None, finish, files: 0 }
+        PerShard { current: None, finish, files: 0, written: Vec::new(), dir: None, closed: false }
     }
 
     /// The writer for `shard`, opened with `open` when the pass moves on to it.
     pub fn writer(&mut self, shard: usize, open: impl FnOnce() -> Result<W>) -> Result<&mut W> {
         if self.current.as_ref().map(|(s, _)| *s) != Some(shard) {
-            self.close()?;
-            self.current = Some((shard, open()?));
+            self.finish_current()?;
+            let w = open()?;
+            if self.dir.is_none() {
+                self.dir = w.path().parent().map(Path::to_path_buf);
+            }
+            self.current = Some((shard, w));
             self.files += 1;
+            self.closed = false;
         }
         Ok(&mut self.current.as_mut().expect("just opened").1)
     }
 
-    /// Finishes the open writer, if any.
-    pub fn close(&mut self) -> Result<()> {
+    fn finish_current(&mut self) -> Result<()> {
         if let Some((_, w)) = self.current.take() {
+            let path = w.path().to_path_buf();
             (self.finish)(w)?;
+            self.written.push(path);
         }
+        Ok(())
+    }
+
+    /// Finishes the open writer, if any: the run is complete.
+    pub fn close(&mut self) -> Result<()> {
+        self.finish_current()?;
+        self.closed = true;
         Ok(())
     }
 
     /// Files opened so far.
     pub fn files(&self) -> usize {
         self.files
+    }
+}
+
+impl<W: OutputFile> Drop for PerShard<W> {
+    fn drop(&mut self) {
+        if self.closed {
+            return;
+        }
+        // Dropping an unfinished writer removes its temporary.
+        self.current = None;
+        for p in &self.written {
+            let _ = std::fs::remove_file(p);
+        }
+        if let Some(dir) = &self.dir {
+            // Fails, as it should, when the directory holds anything else.
+            let _ = std::fs::remove_dir(dir);
+        }
     }
 }

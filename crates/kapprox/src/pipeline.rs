@@ -163,17 +163,19 @@ impl Pass<'_> {
     /// Runs the pass without feature maps: `sink` sees each scaled chunk.
     pub fn run_chunks(self, sink: &mut dyn FnMut(&Chunk) -> Result<()>) -> Result<PassReport> {
         let start = Instant::now();
-        let reader = self.dataset.reader(self.read.clone())?;
+        let mut reader = self.dataset.reader(self.read.clone())?;
         let bar = crate::progress::rows_bar(reader.n_source_rows(), self.label);
         let mut report = PassReport::default();
-        for chunk in reader {
+        for chunk in reader.by_ref() {
             let mut chunk = chunk?;
             self.scaler.apply_in_place(chunk.x.view_mut());
             sink(&chunk).with_context(|| format!("rows from {}", chunk.first_row))?;
             report.rows += chunk.x.nrows() as u64;
-            report.skipped += chunk.skipped as u64;
             bar.inc((chunk.x.nrows() + chunk.skipped) as u64);
         }
+        // The reader's count, not the sum over chunks: a chunk whose rows
+        // were all skipped is never delivered, so only the reader saw it.
+        report.skipped = reader.rows_skipped();
         bar.finish_and_clear();
         PASSES.fetch_add(1, Ordering::Relaxed);
         report.seconds = start.elapsed().as_secs_f64();

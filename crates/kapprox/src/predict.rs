@@ -94,6 +94,9 @@ pub struct PredictReport {
 }
 
 /// Writes predictions of `model` for `data` into `out_dir`.
+///
+/// On error nothing is left behind: the files written so far are removed,
+/// and so is `out_dir` if this call created it.
 pub fn predict_to_dir(
     model: &Model,
     data: &Path,
@@ -103,19 +106,36 @@ pub fn predict_to_dir(
 ) -> Result<PredictReport> {
     let ds = Dataset::open(data)?;
     let classes = classes_of(model)?;
-    let has_label = model.doc.label_column.as_ref().is_some_and(|l| ds.columns().iter().any(|c| c == l));
+    let existed = out_dir.exists();
     prepare_output_dir(out_dir)?;
+    let result = predict_into(model, &ds, classes.as_ref(), out_dir, chunk_rows, nan);
+    if result.is_err() && !existed {
+        // Only succeeds when empty: files of an earlier run stay.
+        let _ = std::fs::remove_dir(out_dir);
+    }
+    result
+}
+
+fn predict_into(
+    model: &Model,
+    ds: &Dataset,
+    classes: Option<&Classes>,
+    out_dir: &Path,
+    chunk_rows: usize,
+    nan: NanPolicy,
+) -> Result<PredictReport> {
+    let has_label = model.doc.label_column.as_ref().is_some_and(|l| ds.columns().iter().any(|c| c == l));
     let mut opts = PredictionFileOptions::new().with_target(has_label);
-    if let Some(c) = &classes {
+    if let Some(c) = classes {
         opts = opts.with_classes(c.values().iter().map(|v| format!("{v}")));
     }
     let mut files = PerShard::new(|w: PredictionWriter| Ok(w.finish()?));
-    let report = model_pass(model, &ds, has_label, chunk_rows, nan, "predict", &mut |chunk, s| {
-        let pred = decide(model, classes.as_ref(), &s)?;
+    let report = model_pass(model, ds, has_label, chunk_rows, nan, "predict", &mut |chunk, s| {
+        let pred = decide(model, classes, &s)?;
         let w = files.writer(chunk.shard, || {
-            Ok(PredictionWriter::create(output_path(&ds, chunk.shard, out_dir), opts.clone())?)
+            Ok(PredictionWriter::create(output_path(ds, chunk.shard, out_dir), opts.clone())?)
         })?;
-        let score_view = classes.as_ref().map(|_| s.view());
+        let score_view = classes.map(|_| s.view());
         w.write(&chunk.row_ids, pred.view(), chunk.y.as_ref().map(|y| y.view()), score_view)?;
         Ok(())
     })?;

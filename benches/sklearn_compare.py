@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""Whole-command comparison of kapprox against scikit-learn on the same Parquet files.
+
+Both sides read the same Parquet directory, standardise the inputs, map them
+through a Gaussian random-feature map with the same number of features and the
+same bandwidth, fit ridge (one-vs-rest on +-1 targets for classification) with
+the same alpha, and are scored on the same test directory. Each side runs in
+its own child process so that its peak RSS is measured alone
+(getrusage(RUSAGE_CHILDREN) after the child ends). Ratios are reported from
+this one run: these machines are noisy, so compare within a run, not across.
+
+    python3 benches/sklearn_compare.py --generate 581012 --features 54 --classes 7 \
+        --components 1000 --sigma 7.35 --alpha 1.0
+
+needs: pip install scikit-learn pyarrow numpy
+"""
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def kapprox_bin():
+    path = os.path.join(ROOT, "target", "release", "kapprox")
+    if not os.path.exists(path):
+        subprocess.run(["cargo", "build", "--release", "-p", "kapprox"], cwd=ROOT, check=True)
+    return path
+
+
+def run_child(cmd):
+    """Runs cmd; returns (wall seconds, peak RSS bytes of the child, stdout)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    t = time.perf_counter()
+    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    # ru_maxrss of children is the max over all children so far: run the
+    # larger-memory side last or read each child's own report (we do both).
+    return wall, max(after, before) * 1024, out
+
+
+def sklearn_side(args):
+    """The scikit-learn pipeline, run in a child process."""
+    import numpy as np
+    import pyarrow.dataset as pads
+    from sklearn.kernel_approximation import Nystroem, RBFSampler
+    from sklearn.linear_model import Ridge
+    from sklearn.preprocessing import StandardScaler
+
+    timings = {}
+    t0 = time.perf_counter()
+    t = t0
+    train = pads.dataset(args.train, format="parquet").to_table().to_pandas()
+    test = pads.dataset(args.test, format="parquet").to_table().to_pandas()
+    label = args.label
+    X = train.drop(columns=[label]).to_numpy(dtype=np.float64)
+    y = train[label].to_numpy()
+    Xt = test.drop(columns=[label]).to_numpy(dtype=np.float64)
+    yt = test[label].to_numpy()
+    timings["read"] = time.perf_counter() - t
+    t = time.perf_counter()
+    scaler = StandardScaler().fit(X)
+    X = scaler.transform(X)
+    Xt = scaler.transform(Xt)
+    gamma = 1.0 / (2.0 * args.sigma**2)
+    if args.method == "rff":
+        fmap = RBFSampler(gamma=gamma, n_components=args.components, random_state=args.seed)
+    else:
+        fmap = Nystroem(kernel="rbf", gamma=gamma, n_components=args.components, random_state=args.seed)
+    Z = fmap.fit_transform(X)
+    timings["featurize"] = time.perf_counter() - t
+    t = time.perf_counter()
+    if args.task == "classification":
+        classes = np.unique(y)
+        Y = np.where(y[:, None] == classes[None, :], 1.0, -1.0)
+    else:
+        Y = y.astype(np.float64)
+    model = Ridge(alpha=args.alpha, solver="cholesky").fit(Z, Y)
+    timings["solve"] = time.perf_counter() - t
+    timings["fit_total"] = time.perf_counter() - t0
+    S = model.predict(fmap.transform(Xt))
+    if args.task == "classification":
+        metric = {"accuracy": float(np.mean(classes[np.argmax(S, axis=1)] == yt))}
+    else:
+        metric = {"rmse": float(np.sqrt(np.mean((S - yt) ** 2)))}
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print(json.dumps({"seconds": timings, "test": metric, "peak_rss_bytes": peak}))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--train", help="training Parquet directory (else generated)")
+    p.add_argument("--test", help="test Parquet directory (else generated)")
+    p.add_argument("--label", default="label")
+    p.add_argument("--generate", type=int, default=581012, help="rows to generate when --train is not given")
+    p.add_argument("--features", type=int, default=54)
+    p.add_argument("--classes", type=int, default=7)
+    p.add_argument("--components", type=int, default=1000)
+    p.add_argument("--sigma", type=float, default=7.35)
+    p.add_argument("--alpha", type=float, default=1.0)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--methods", default="rff", help="comma list of rff,nystroem")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--sklearn-child", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--method", default="rff", help=argparse.SUPPRESS)
+    p.add_argument("--task", default="classification", help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.sklearn_child:
+        sklearn_side(args)
+        return
+
+    task = "classification" if args.classes > 0 else "regression"
+    kx = kapprox_bin()
+    work = tempfile.mkdtemp(prefix="kapprox-bench-")
+    if not args.train:
+        all_dir = os.path.join(work, "all")
+        subprocess.run([kx, "-q", "generate", "--out", all_dir, "--rows", str(args.generate),
+                        "--features", str(args.features), "--classes", str(args.classes),
+                        "--seed", str(args.seed)], check=True)
+        args.train, args.test = os.path.join(work, "train"), os.path.join(work, "test")
+        subprocess.run([kx, "-q", "split", all_dir, "--train", args.train, "--test", args.test,
+                        "--test-fraction", "0.2"], check=True)
+
+    results = []
+    for method in args.methods.split(","):
+        kmap = {"rff": "rff", "nystroem": "nystrom"}[method]
+        model = os.path.join(work, f"model-{method}.safetensors")
+        # kapprox: one fit command, one eval command.
+        fit_cmd = [kx, "-q", "fit", "--train", args.train, "--out", model, "--map", kmap,
+                   "--features", str(args.components), "--sigma", str(args.sigma), "--alpha", str(args.alpha),
+                   "--task", task, "--seed", str(args.seed), "--label", args.label, "--json"]
+        k_wall, _, k_out = run_child(fit_cmd)
+        k_fit = json.loads(k_out)
+        ev = json.loads(subprocess.run([kx, "-q", "eval", "--model", model, "--data", args.test, "--json"],
+                                       check=True, stdout=subprocess.PIPE, text=True).stdout)
+        # scikit-learn in its own process.
+        s_wall, _, s_out = run_child([sys.executable, __file__, "--sklearn-child", "--train", args.train,
+                                      "--test", args.test, "--label", args.label, "--components",
+                                      str(args.components), "--sigma", str(args.sigma), "--alpha",
+                                      str(args.alpha), "--seed", str(args.seed), "--method", method,
+                                      "--task", task])
+        s = json.loads(s_out)
+        k_rss = k_fit["peak_rss_bytes"]
+        r = {
+            "method": method,
+            "rows_train": k_fit["report"]["rows"],
+            "components": args.components,
+            "kapprox": {"fit_seconds": k_wall, "peak_rss_bytes": k_rss,
+                        "test": {kk: ev[kk] for kk in ("accuracy", "rmse") if kk in ev},
+                        "stages": k_fit["report"]["seconds"]},
+            "sklearn": {"fit_seconds": s["seconds"]["fit_total"], "peak_rss_bytes": s["peak_rss_bytes"],
+                        "test": s["test"], "stages": s["seconds"]},
+        }
+        r["speedup"] = r["sklearn"]["fit_seconds"] / k_wall
+        r["memory_ratio"] = k_rss / s["peak_rss_bytes"]
+        results.append(r)
+        if not args.json:
+            print(f"{method}: {r['rows_train']} training rows, l = {args.components}")
+            print(f"  kapprox fit  {k_wall:7.2f} s  peak RSS {k_rss / 2**20:8.1f} MiB  test {r['kapprox']['test']}")
+            print(f"  sklearn fit  {r['sklearn']['fit_seconds']:7.2f} s  peak RSS "
+                  f"{s['peak_rss_bytes'] / 2**20:8.1f} MiB  test {s['test']}  stages {s['seconds']}")
+            print(f"  kapprox is {r['speedup']:.2f}x faster with {100 * r['memory_ratio']:.1f}% of the memory")
+    if args.json:
+        print(json.dumps(results))
+
+
+if __name__ == "__main__":
+    main()

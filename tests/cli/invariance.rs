@@ -1,0 +1,57 @@
+//! The model is a function of the data and the seed only: not of the chunk
+//! size, the shard layout or the thread count.
+
+use crate::util::{cpu_train, parts, rel_max_diff, weights};
+
+/// Relative agreement required across layouts: statistics are summed in a
+/// fixed row order, so only the merge of per-shard column statistics (for
+/// scaling) rounds differently.
+const TOLERANCE: f64 = 1e-9;
+
+kapprox_test!(model_does_not_depend_on_chunk_size_or_shard_layout, |dir| {
+    dir.convert(&cpu_train(), "one", &[]);
+    dir.convert(&cpu_train(), "seven", &["--rows-per-shard", "937"]);
+    assert_eq!(parts(&dir.join("one")).len(), 1);
+    assert_eq!(parts(&dir.join("seven")).len(), 7);
+
+    // `--sigma auto` puts the bandwidth sample (drawn by a hash of the row
+    // id) under test as well.
+    let fit = |train: &str, chunk: &str, seed: &str, out: &str, extra: &[&str]| {
+        dir.cmd(&["fit", "--train", train, "--out", out, "--features", "64", "--sigma", "auto", "--alpha", "1"])
+            .args(&["--chunk-rows", chunk, "--seed", seed])
+            .args(extra)
+            .stdout();
+        std::fs::read(dir.join(out)).unwrap()
+    };
+    let one_1000 = fit("one", "1000", "0", "one-1000.safetensors", &[]);
+    let one_65536 = fit("one", "65536", "0", "one-65536.safetensors", &[]);
+    let seven_1000 = fit("seven", "1000", "0", "seven-1000.safetensors", &[]);
+    let seven_65536 = fit("seven", "65536", "0", "seven-65536.safetensors", &[]);
+
+    let reference = weights(&dir.model("one-1000.safetensors"));
+    let mut worst: f64 = 0.0;
+    for other in ["one-65536", "seven-1000", "seven-65536"] {
+        let d = rel_max_diff(&reference, &weights(&dir.model(&format!("{other}.safetensors"))));
+        eprintln!("one shard, chunk 1000 vs {other}: relative max difference {d:.3e}");
+        assert!(d <= TOLERANCE, "{other} differs by {d:e} relative");
+        worst = worst.max(d);
+    }
+    eprintln!("worst relative difference across chunk sizes and layouts: {worst:.3e}");
+
+    // Chunk size changes neither the statistics nor their summation order,
+    // so within one layout the files are bitwise equal (ARCHITECTURE.md).
+    assert!(one_1000 == one_65536, "chunk size changed the model file (one shard)");
+    assert!(seven_1000 == seven_65536, "chunk size changed the model file (seven shards)");
+
+    // Same seed and layout: the same bytes, also on one thread.
+    let again = fit("seven", "1000", "0", "seven-again.safetensors", &[]);
+    assert!(again == seven_1000, "refitting with the same seed and layout changed the model file");
+    let one_thread = fit("seven", "1000", "0", "seven-t1.safetensors", &["--threads", "1"]);
+    assert!(one_thread == seven_1000, "the thread count changed the model file");
+
+    // Another seed draws other frequencies: a different model.
+    fit("one", "1000", "1", "one-seed1.safetensors", &[]);
+    let d = rel_max_diff(&reference, &weights(&dir.model("one-seed1.safetensors")));
+    eprintln!("seed 0 vs seed 1: relative max difference {d:.3e}");
+    assert!(d > 1e-3, "another seed gave (nearly) the same model: {d:e}");
+});
