@@ -39,6 +39,34 @@ pub enum Command {
     Demo(DemoArgs),
     /// Write a synthetic dataset of any size (Gaussian inputs, a random smooth target).
     Generate(GenerateArgs),
+    /// Measure ‖K − ZZᵀ‖₂/‖K‖₂ and the Frobenius error of a feature map on data.
+    KernelError(KernelErrorArgs),
+}
+
+/// Arguments of `kernel-error`.
+#[derive(Debug, Args)]
+pub struct KernelErrorArgs {
+    /// Parquet file or directory (the label column, if recorded, is not an input).
+    #[arg(long)]
+    pub data: PathBuf,
+    /// The map (--sigma must be one value; the seeds are --seed, --seed+1, ...).
+    #[command(flatten)]
+    pub map: MapArgs,
+    /// Number of independent maps (seeds) to average.
+    #[arg(long, default_value_t = 1)]
+    pub repeats: u64,
+    /// Compare on at most this many rows (a seeded sample beyond; K takes rows² doubles).
+    #[arg(long, default_value_t = 10_000)]
+    pub rows: usize,
+    /// Label column to leave out: a name, `last`, `auto` (recorded by convert) or `none`.
+    #[arg(long, default_value = "auto")]
+    pub label: String,
+    /// Input scaling (eof always uses minmax).
+    #[arg(long, value_enum, default_value_t)]
+    pub scale: ScaleArg,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Arguments of `generate`.
@@ -167,6 +195,7 @@ pub struct MapArgs {
     /// Feature map. Data-independent: rff (alias rff-gaussian), orf, sorf, qmc, fastfood,
     /// binning, comp. Learned from the data: nystrom, tefm-g, tefm-s, tefm-c (TEFM with a
     /// Gaussian, block-SRHT or CountSketch sketch), eof (sparse-grid entropic optimal features).
+    /// Reference: exact (exact kernel ridge on all rows; fit only, n ≤ 20 000).
     #[arg(long, default_value = "rff")]
     pub map: String,
     /// Kernel: gaussian, laplacian, cauchy, matern (eof: laplacian or sobolev).

@@ -113,10 +113,32 @@ pub fn fit_config(a: &FitArgs) -> Result<FitConfig> {
     })
 }
 
+/// The exact-KRR configuration of `fit --map exact`.
+pub fn exact_config(a: &FitArgs) -> Result<crate::exact::ExactConfig> {
+    if a.folds.is_some() {
+        bail!("--folds: exact kernel ridge selects on one held-out part (--validation)");
+    }
+    Ok(crate::exact::ExactConfig {
+        train: a.train.clone(),
+        kernel: KernelFamily::parse(&a.map.kernel, a.map.nu)?,
+        sigmas: config::parse_sigmas(&a.map.sigma)?,
+        alphas: a.alpha.as_deref().map(kapprox_solve::parse_alpha_grid).transpose().context("--alpha")?,
+        task: match a.task {
+            TaskArg::Regression => Task::Regression,
+            TaskArg::Classification => Task::Classification,
+        },
+        scale: scale_kind(a.scale.unwrap_or_default()),
+        read: ReadConfig::from_args(&a.read)?,
+        validation: a.validation,
+        seed: a.map.seed,
+        max_rows: kapprox_solve::DEFAULT_MAX_ROWS,
+    })
+}
+
 /// `kapprox fit`.
 pub fn fit_cmd(a: &FitArgs) -> Result<()> {
-    let cfg = fit_config(a)?;
-    let (model, report) = fit(&cfg)?;
+    let (model, report) =
+        if a.map.map == "exact" { crate::exact::fit_exact(&exact_config(a)?)? } else { fit(&fit_config(a)?)? };
     model.save(&a.out)?;
     if a.json {
         let rss = crate::sysinfo::peak_rss_bytes();
@@ -432,5 +454,43 @@ pub fn generate(a: &GenerateArgs) -> Result<()> {
     let t = Instant::now();
     let n = crate::generate::generate(&cfg, &a.out)?;
     eprintln!("wrote {n} rows x {} features to {} in {:.1} s", a.features, a.out.display(), t.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// `kapprox kernel-error`.
+pub fn kernel_error(a: &crate::cli::KernelErrorArgs) -> Result<()> {
+    let method = config::method_from_args(&a.map, 1, None)?;
+    let sigmas = config::parse_sigmas(&a.map.sigma)?;
+    if sigmas.len() != 1 {
+        bail!("--sigma: kernel-error takes one bandwidth, got {}", sigmas.len());
+    }
+    if a.repeats == 0 {
+        bail!("--repeats: must be at least 1");
+    }
+    let scale = if matches!(method, Method::Eof { .. }) { ScalerKind::MinMax } else { scale_kind(a.scale) };
+    let label = if a.label == "none" { LabelSpec::None } else { config::label_spec(&a.label) };
+    let cfg = crate::kernel_error::KernelErrorConfig {
+        data: a.data.clone(),
+        label,
+        method,
+        sigma: sigmas[0],
+        scale,
+        seeds: (a.map.seed..a.map.seed + a.repeats).collect(),
+        max_rows: a.rows,
+    };
+    let r = crate::kernel_error::kernel_error(&cfg)?;
+    if a.json {
+        print_json(&r)?;
+    } else {
+        println!(
+            "{} on {} rows, sigma {:.4}: spectral error {:.4}, Frobenius error {:.4} (mean of {} map(s))",
+            r.method,
+            r.rows,
+            r.sigma,
+            r.spectral,
+            r.frobenius,
+            r.per_seed.len()
+        );
+    }
     Ok(())
 }

@@ -16,8 +16,10 @@ pub mod class_moments;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod exact;
 pub mod fit;
 pub mod generate;
+pub mod kernel_error;
 pub mod model;
 pub mod outputs;
 pub mod pipeline;
@@ -45,6 +47,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Eval(a) => a.json,
         Command::Demo(a) => a.json,
         Command::Convert(a) => a.json,
+        Command::KernelError(a) => a.json,
         _ => false,
     };
     progress::set_quiet(cli.quiet || json);
@@ -57,5 +60,6 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Eval(a) => commands::eval(a),
         Command::Demo(a) => commands::demo(a),
         Command::Generate(a) => commands::generate(a),
+        Command::KernelError(a) => commands::kernel_error(a),
     }
 }
