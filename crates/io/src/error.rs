@@ -49,7 +49,7 @@ pub enum IoError {
 
     /// A Parquet footer could not be read: the file is truncated, corrupt or
     /// not Parquet.
-    #[error("{}: cannot read the parquet footer (truncated or not a parquet file): {error}", path.display())]
+    #[error("{}: cannot read the parquet footer (truncated or not a parquet file): {}", path.display(), Bare(error))]
     Footer {
         /// The file.
         path: PathBuf,
@@ -140,7 +140,7 @@ pub enum IoError {
     },
 
     /// Decoding a row group failed (corrupt page, unsupported compression, ...).
-    #[error("{}: row group {row_group}{}: cannot decode: {error}", path.display(), InColumn(column.as_deref()))]
+    #[error("{}: row group {row_group}{}: cannot decode: {}", path.display(), InColumn(column.as_deref()), Bare(error))]
     Decode {
         /// The shard.
         path: PathBuf,
@@ -328,7 +328,7 @@ pub enum IoError {
     },
 
     /// Writing Parquet failed.
-    #[error("{}: cannot write parquet: {error}", path.display())]
+    #[error("{}: cannot write parquet: {}", path.display(), Bare(error))]
     Write {
         /// The file being written.
         path: PathBuf,
@@ -523,6 +523,37 @@ fn describe_type(t: Option<&DataType>) -> String {
 }
 
 /// Renders `, column "x"` when a column is known.
+/// A parquet or arrow error without their category prefixes ("Parquet error: ",
+/// "External: ", ...): our messages carry their own context, and stacked
+/// prefixes read as noise (STYLE.md).
+struct Bare<'a>(&'a dyn fmt::Display);
+
+impl fmt::Display for Bare<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = self.0.to_string();
+        let mut rest = text.as_str();
+        // Nested errors stack prefixes ("Parquet argument error: External: ...").
+        loop {
+            let before = rest;
+            for prefix in [
+                "Parquet error: ",
+                "Parquet argument error: ",
+                "External error: ",
+                "External: ",
+                "Arrow error: ",
+                "Arrow: ",
+                "EOF: ",
+            ] {
+                rest = rest.strip_prefix(prefix).unwrap_or(rest);
+            }
+            if rest == before {
+                break;
+            }
+        }
+        f.write_str(rest)
+    }
+}
+
 struct InColumn<'a>(Option<&'a str>);
 
 impl fmt::Display for InColumn<'_> {
