@@ -124,6 +124,7 @@ pub fn cholesky_solve(a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>) -> Result<
 /// Returns eigenvalues in non-decreasing order and the eigenvectors as the
 /// columns of `U`.
 pub fn eigh(a: ArrayView2<'_, f64>) -> (Array1<f64>, Array2<f64>) {
+    crate::dense_par();
     let evd = as_faer(a).self_adjoint_eigen(Side::Lower).expect("symmetric eigendecomposition did not converge");
     let s = evd.S();
     let lambda = Array1::from_shape_fn(a.nrows(), |i| s[i]);

@@ -39,6 +39,27 @@ pub mod rng;
 pub mod sparse;
 
 pub use faer::Par;
+
+/// How many tasks faer splits a dense kernel into.
+///
+/// faer divides the work of a product, a factorisation or an
+/// eigendecomposition by the parallelism it is given, and the division
+/// changes the rounding. Passing the number of rayon threads would make a
+/// model depend on `--threads` and on how many processes share a machine;
+/// a fixed split keeps it bitwise equal, while rayon still runs the tasks
+/// on however many threads it has (8 tasks on 2 threads cost nothing
+/// measurable at the sizes where faer parallelises at all).
+pub const DENSE_SPLIT: usize = 8;
+
+/// The parallelism of every dense kernel whose result feeds a model: a
+/// fixed split of [`DENSE_SPLIT`] tasks. Also installed as faer's global
+/// parallelism (for the decompositions that read it) on first use.
+pub fn dense_par() -> Par {
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    let par = Par::rayon(DENSE_SPLIT);
+    INSTALLED.call_once(|| faer::set_global_parallelism(par));
+    par
+}
 pub use moments::{CenteredMoments, Moments};
 pub use rng::Domain;
 pub use sparse::{SparseRows, SparseRowsView};

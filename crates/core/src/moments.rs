@@ -58,7 +58,7 @@ impl Moments {
             gram: Array2::zeros((w, w).f()),
             pending: None,
             pending_rows: 0,
-            par: Par::rayon(0),
+            par: crate::dense_par(),
             sparse_entries_touched: 0,
         }
     }

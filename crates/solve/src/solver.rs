@@ -62,9 +62,10 @@ pub struct SolveInfo {
     pub rank: usize,
 }
 
-/// Parallelism of the dense kernels: all rayon threads.
+/// Parallelism of the dense kernels: a fixed split, so that the solution
+/// does not depend on the thread count (see `kapprox_core::DENSE_SPLIT`).
 pub(crate) fn par() -> Par {
-    Par::rayon(0)
+    kapprox_core::dense_par()
 }
 
 /// `lhs · rhs` as a new column-major array.
@@ -86,6 +87,7 @@ pub(crate) struct Eigh {
 ///
 /// Cost: about `9 n³` flops; memory: `U` plus faer's workspace (~`2 n²`).
 pub(crate) fn eigh(a: ArrayView2<'_, f64>) -> Result<Eigh> {
+    par();
     let evd = as_faer(a)
         .self_adjoint_eigen(Side::Lower)
         .map_err(|_| SolveError::NoConvergence { what: "the symmetric eigensolver" })?;
