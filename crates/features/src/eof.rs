@@ -7,10 +7,16 @@
 //! | [`EofKernel::Laplace`] | `exp(−ω‖x − y‖₁)` | `(1/(2ω))·∫₀¹ (f'² + ω² f²) + (f(0)² + f(1)²)/2` |
 //! | [`EofKernel::Sobolev`] | `Π_d (1 + ω·min(x_d, y_d))` | `f(0)² + (1/ω)·∫₀¹ f'²` |
 //!
-//! The map is [`Eof`], built from an [`EofSpec`] (kernel, `ω`, `D`, level or
-//! feature budget, seed). Its output is sparse ([`OutputKind::Sparse`]):
-//! exactly one stored entry per level multi-index, the same ELL layout and
-//! accumulation path as random binning.
+//! The map is [`Eof`], built from an [`EofSpec`] (kernel, `ω`, `D`, basis,
+//! level or feature budget, subset rule, seed). Its output is sparse
+//! ([`OutputKind::Sparse`]): one stored entry per level multi-index, the
+//! same ELL layout and accumulation path as random binning.
+//!
+//! Two bases (see "Bases" below): [`EofBasis::Complete`] (the default)
+//! adds two boundary functions per dimension to the paper's hats, which
+//! makes it exact on the faces of the cube but dense in high dimension;
+//! [`EofBasis::Paper`] is the paper's hats-only set `S_n^*`, sparse but zero
+//! on the faces.
 //!
 //! # Derivation
 //!
@@ -92,9 +98,7 @@
 //! per level multi-index `j`, and the coarsest block `j = 0` is a single
 //! feature. (Both boundary functions at one level would put `2^D` features
 //! in that block.) Blocks with few non-zero coordinates come first, like an
-//! ANOVA decomposition. The paper's set `S_n^*` (hats only, `l ≥ 1`,
-//! `|l|₁ ≤ n + D − 1`) is the part of `{|j|₁ ≤ n + 2D − 1}` with every
-//! `j_d ≥ 2`. Its features all vanish on the faces of the cube.
+//! ANOVA decomposition.
 //!
 //! **Counts.** With `w(0) = w(1) = 1` and `w(j) = 2^{j−2}` functions per
 //! level:
@@ -113,7 +117,71 @@
 //!
 //! (features / non-zeros per row). The ratio grows like `2^n/n`.
 //! Because the boundary functions and the first hat are non-zero almost
-//! everywhere, low levels in many dimensions are barely sparse.
+//! everywhere, low levels in many dimensions are barely sparse: at
+//! `D = 21`, `|S_3| = 2045` features take `C(24, 3) = 2024` entries per row.
+//!
+//! # Bases
+//!
+//! [`EofBasis::Complete`] is the basis above. [`EofBasis::Paper`] is the
+//! paper's: hats only, the paper's level `l ≥ 1` holding the `2^{l−1}` hats
+//! of half-width `2^{−l}` (the complete basis's level `j = l + 1`, with the
+//! same exact normalisation `√tanh(ω2^{−l})`, resp. `√(ω2^{−l}/2)`), and
+//! at level `n ≥ 1` the index set `S_n^* = {(l, i) : l ≥ 1, |l|₁ ≤ n + D − 1}`.
+//! Paper level 1 is the single hat on `[0, 1]`, and `S_1^*` is the one
+//! product of those hats. Inside the complete basis's tree this is the part
+//! of `{|j|₁ ≤ n + 2D − 1}` with every `j_d ≥ 2`.
+//!
+//! **What it expands.** Every hat vanishes at 0 and 1, so the hats span the
+//! subspace `H_0 = {f : f(0) = f(1) = 0}` of the 1-D RKHS, and the paper's
+//! Theorem 1 (the hats are a basis of all of `H_k`) does not hold: the
+//! boundary functions are orthogonal to every hat. The reproducing kernel
+//! of `H_0` is `k_0 = k − k_1`, with `k_1` the projection on the boundary
+//! functions (2-point kriging from 0 and 1): the Ornstein–Uhlenbeck bridge
+//! pinned at both ends (Laplace), `ω(min(x, y) − xy)` (Sobolev). As the
+//! level grows, `z(x)ᵀz(y)` converges to `Π_d k_0(x_d, y_d)`, not to `k`.
+//! Consequences:
+//! - a row with any coordinate at 0 or 1 (after clamping) maps to the zero
+//!   vector, whatever the level: binary columns and min–max scaled columns
+//!   at their training minimum or maximum erase the whole row;
+//! - inside the cube the gap is exponentially small in the distance to the
+//!   faces: for Laplace, `|k − Π_d k_0| ≤ D·β` on `[δ, 1 − δ]^D` with
+//!   `β = (e^{−2ωδ} + e^{−2ω(1−δ)})/(1 − e^{−ω})` (telescoping the product,
+//!   as `|k|, |k_0| ≤ 1` and `|k_1(x, y)|² ≤ k_1(x, x)k_1(y, y)`,
+//!   `k_1(x, x) ≤ ‖(k(x, 0), k(x, 1))‖²/λ_min`). So the paper's regime,
+//!   `ω = 1/σ` large on data away from the faces, hides the defect;
+//! - every paper feature is a product of `D` hats, one per coordinate, so
+//!   none is constant along a coordinate (the complete basis's `ψ_0` plays
+//!   that part): functions of a few coordinates (additive, low-order ANOVA
+//!   terms) are outside the span, and in many dimensions every feature
+//!   carries the common factor `Π_d hat(x_d)`, which varies by orders of
+//!   magnitude between rows. On the shipped CPU data (`D = 21`, 88 % of the
+//!   min–max scaled rows on a face) ridge on paper features learns nothing,
+//!   even with every row moved off the faces: test RMSE 20.8 against 20.9
+//!   for the training mean, where the complete basis reaches 2.28, Laplacian
+//!   RFF 2.29 and exact kernel ridge 2.19 at `M = 2048`
+//!   (`cpu_data_measurement` in `tests/eof.rs`);
+//! - the paper's constant `C = Π sinh(ω2^{−l_d})` is again the first-order
+//!   approximation of the exact `Π tanh(ω2^{−l_d})` used here.
+//!
+//! **Counts (paper).** The multi-indices `l − 1 ∈ ℕ₀^D` with
+//! `|l − 1|₁ = s ≤ n − 1` number `C(s + D − 1, D − 1)`, each a block of
+//! `2^s` hats:
+//! - non-zeros per row: `nnz = C(n + D − 1, D)` (the paper's count);
+//! - features: `|S_n^*| = Σ_{s=0}^{n−1} 2^s·C(s + D − 1, D − 1)`; in one
+//!   dimension `2^n − 1`, the interior points of the grid of spacing `2^{−n}`.
+//!
+//! | D | n = 1 | n = 2 | n = 3 | n = 4 | n = 5 | n = 6 |
+//! |---|---|---|---|---|---|---|
+//! | 1 | 1 / 1 | 3 / 2 | 7 / 3 | 15 / 4 | 31 / 5 | 63 / 6 |
+//! | 2 | 1 / 1 | 5 / 3 | 17 / 6 | 49 / 10 | 129 / 15 | 321 / 21 |
+//! | 3 | 1 / 1 | 7 / 4 | 31 / 10 | 111 / 20 | 351 / 35 | 1023 / 56 |
+//! | 8 | 1 / 1 | 17 / 9 | 161 / 45 | 1121 / 165 | 6401 / 495 | 31745 / 1287 |
+//! | 21 | 1 / 1 | 43 / 22 | 967 / 253 | 15135 / 2024 | 185151 / 12650 | 1885311 / 65780 |
+//!
+//! At equal level the ratio features / non-zeros is `|S_n^*|/C(n+D−1, D)`
+//! (7.5 at `D = 21`, `n = 4`), against about 1 for the complete basis at
+//! the same `M`, because the complete basis spends its first `C(n + D, D)`
+//! features on blocks of one function each.
 //!
 //! # Columns
 //!
@@ -123,26 +191,75 @@
 //! the feature with hat indices `i_d` has the column
 //! `offset(j) + Σ_d i_d·Π_{d' > d} w(j_{d'})`. All block sizes are powers of
 //! two, so this sum is a concatenation of bit fields. The columns of level
-//! `n − 1` are a prefix of those of level `n`.
+//! `n − 1` are a prefix of those of level `n`. The paper basis numbers its
+//! blocks the same way in `l − 1`.
 //!
 //! # Feature budget
 //!
-//! [`EofSize::Budget`]`(M)` takes the smallest level `n` with `|S_n| ≥ M`.
-//! It keeps all of `S_{n−1}` (columns `0..|S_{n−1}|`, as above) and a
-//! uniformly random subset of `M − |S_{n−1}|` functions of the last shell
-//! `S_n \ S_{n−1}`. The paper draws the `M` functions from all of `S_n`
-//! instead. Keeping `S_{n−1}` whole keeps the coarse functions, whose
-//! weights `1/‖·‖²` are the largest. So the error is never worse than at
-//! level `n − 1`, and the shell functions, of near-equal weight, are the
-//! only ones left to chance. The kept shell functions take the columns
-//! `|S_{n−1}|, |S_{n−1}| + 1, …` in the order of their level-`n` columns.
-//! The subset is a pure function of the seed: Floyd's algorithm, drawing
-//! from `rng::stream(seed, Domain::FEATURE_MAP, 0xE0F << 48)` (EOF's range
-//! of the feature-map streams).
-//! Shell blocks with no kept function are dropped. Rows whose active
-//! function in a kept block was not drawn store `(0, 0.0)` there, which
-//! is harmless in `Moments::update_sparse`. So
-//! `nnz = C(n − 1 + D, D) + #{shell blocks with a kept function}`.
+//! [`EofSize::Budget`]`(M)` takes the smallest level `n` with `|S_n| ≥ M`,
+//! i.e. `|S_{n−1}| < M ≤ |S_n|` (the paper's rule), and keeps exactly `M`
+//! of its functions. Which ones is the [`EofSubset`]:
+//! - [`EofSubset::Nested`] (the default, both bases) keeps all of `S_{n−1}`
+//!   (columns `0..|S_{n−1}|`, as above) and a uniformly random subset of
+//!   `M − |S_{n−1}|` functions of the last shell `S_n \ S_{n−1}`.
+//! - [`EofSubset::Uniform`] keeps a uniformly random subset of `M`
+//!   functions of all of `S_n`: the paper's experiment (section 7).
+//!
+//! Nested is the default because it is what the paper's own criterion
+//! asks for: the entropic design maximises `Σ_{S} C_{l,i}` over `|S| ≤ M`,
+//! and every function of `S_{n−1}` has a larger weight `C = 1/‖φ‖²` than
+//! every function of the last shell. So the nested set is the knapsack
+//! optimum up to ties within the shell, and its kernel error is never worse
+//! than at level `n − 1`. A uniform subset instead drops each coarse
+//! function, the ones carrying most of the kernel, with probability
+//! `1 − M/|S_n|` (already the single `j = 0` function of the complete
+//! basis). What a uniform subset gains is sparsity, for the same reason:
+//! the dropped coarse functions are the ones that are non-zero on many
+//! rows (see "Sparse layout" below). On the CPU data the complete basis
+//! gives test RMSE 2.28 (nested) and 2.32 (uniform) at `M = 2048`, 3.37
+//! and 3.43 at `M = 512` (means over 3 seeds; at `M = 1024` the seeds
+//! spread by ±0.6 under both rules).
+//!
+//! Kept functions take the columns `start, start + 1, …` in the order of
+//! their level-`n` columns, with `start = |S_{n−1}|` (nested) or 0
+//! (uniform). The subset is a pure function of the seed: Floyd's algorithm,
+//! drawing from `rng::stream(seed, Domain::FEATURE_MAP, 0xE0F << 48)`
+//! (EOF's range of the feature-map streams). A budget equal to `|S_n|` is
+//! the level-`n` map under either rule.
+//!
+//! # Sparse layout and cost
+//!
+//! A row stores one slot per *emitted* block: a block with at least one
+//! kept function. [`Eof::nnz_per_row`] (the ELL width `k` of
+//! [`OutputKind::Sparse`]) is that slot count, fixed per map. A row whose
+//! active function in an emitted block was not drawn has nothing to store
+//! there: the slot holds the padding `(0, 0.0)`. Each row is compacted: its
+//! true entries come first, in block order, and the padding fills the tail.
+//! So the slots bound the true non-zeros, and
+//! - [`Eof::expected_nnz`] is the mean number of true entries per row for
+//!   `x` uniform on the cube: `Σ_{emitted b} kept_b / size_b`, since the
+//!   functions of one block tile the cube in cells of equal volume. For a
+//!   level (no subset) it is the block count; for a uniform subset its mean
+//!   over seeds is `M·(blocks of S_n)/|S_n|`, as every function is kept
+//!   with probability `M/|S_n|` (`M·2024/15135 ≈ M/7.5` for the paper basis
+//!   at `D = 21`, `n = 4`);
+//! - [`Eof::count_nonzeros`] measures the non-zero values on given rows
+//!   (the truth for a data set: e.g. a paper-basis row on a face has none).
+//!
+//! The slot count is what consumers pay. `kapprox_core::Moments::update_sparse`
+//! touches `k(k + 1)/2` Gram entries per row, padding included (a padded
+//! entry adds exact zeros), so a uniform subset at `D = 21`, `M = 2000`,
+//! paper basis, pays for about 1300 slots to accumulate about 270 true
+//! non-zeros. A fixed `k` smaller than the slots would need the maximum of
+//! the true non-zeros over all of the cube, which depends on the subset and
+//! has no closed form; hence padding. The compaction is what lets a
+//! consumer skip it cheaply (stop at the first padded slot, or drop zero
+//! values before the pairwise loop), making the cost (true nnz)². The
+//! kapprox pipeline accumulates sparse rows only when `16·k ≤ M` and
+//! otherwise densifies them for the GEMM (`sparse_pays` in
+//! `crates/kapprox/src/fit/passes.rs`), so at `D = 21` and `M ≈ 2000` every
+//! EOF map above takes the dense path: the sparsity shows in memory and in
+//! `nnz(F)`, not yet in the solver.
 //!
 //! # Inputs
 //!
@@ -152,18 +269,24 @@
 //! features (and the approximated kernel) at the nearest point of the cube.
 //! A NaN coordinate gives NaN values, with valid column indices.
 //!
-//! Cost per row: `D·(n + 1)` 1-D evaluations (for Laplace two exponentials
-//! each), then one multiplication, shift and OR per block (`nnz` of them),
-//! and one rank lookup per last-shell block of a budget map. There is no
-//! search and no allocation per row; scratch is per call.
+//! Cost per row: `D·(n + 1)` (complete) or `D·n` (paper) 1-D evaluations
+//! (for Laplace two exponentials each), then one multiplication, shift and OR per block of the table (the
+//! emitted blocks and their ancestors), and one rank lookup per emitted
+//! block in the subset's range. There is no search and no allocation per
+//! row; scratch is per call.
 //!
 //! # Numerics
 //!
-//! A block's value is its parent's times one 1-D ratio `ψ_{j_d}/ψ_0`, since
-//! `ψ_0 > 0`. For Laplace every `|ψ| ≤ 1`, so each partial product is itself
-//! a feature value and cannot overflow. When `Π_d ψ_0(x_d) < 10^{−150}`,
-//! which needs `ω·D` in the hundreds, that product could underflow while
-//! finer blocks stay `O(1)`. Such rows take direct products over all `D`
+//! A block's value is its parent's times one 1-D ratio `ψ_{j_d}/ψ_0`, where
+//! `ψ_0` is the level-0 function of the basis: the even boundary function
+//! (complete, Laplace), the constant 1 (complete, Sobolev: no division), or
+//! the hat on `[0, 1]` (paper). `ψ_0 > 0` inside the cube; the paper's hat
+//! is 0 on the faces, and there every paper feature is 0, which the
+//! transform writes directly. For Laplace every `|ψ| ≤ 1`, so each partial
+//! product is itself a feature value and cannot overflow. When
+//! `Π_d ψ_0(x_d) < 10^{−150}` (complete: `ω·D` in the hundreds; paper: also
+//! rows very close to a face) that product could underflow while finer
+//! blocks stay representable. Such rows take direct products over all `D`
 //! coordinates (`O(D)` per block) instead.
 
 mod basis;
@@ -174,7 +297,7 @@ use crate::kernel::Kernel;
 use crate::map::{FeatureMap, OutputKind};
 use crate::spec::MapSpec;
 use basis::Basis1d;
-use grid::{Block, Subset};
+use grid::{Block, Levels, Subset};
 use kapprox_core::sparse::SparseRowsViewMut;
 use ndarray::{ArrayView1, ArrayView2, ArrayViewMut2, Axis};
 use serde::{Deserialize, Serialize};
@@ -229,12 +352,96 @@ impl EofKernel {
     }
 }
 
+/// Which 1-D functions the tensor products are built from (module docs,
+/// "Bases").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EofBasis {
+    /// Two boundary functions (levels 0 and 1), then the hats: a complete
+    /// orthonormal basis, exact on the faces of the cube, `C(n + D, D)`
+    /// entries per row at level `n`. The default.
+    #[default]
+    Complete,
+    /// The paper's hats only, `S_n^* = {|l|₁ ≤ n + D − 1, l ≥ 1}`, level
+    /// `n ≥ 1`: `C(n + D − 1, D)` entries per row, far sparser in many
+    /// dimensions, but every feature vanishes on the faces of the cube and
+    /// the expansion converges to the boundary-pinned kernel `Π_d k_0`.
+    Paper,
+}
+
+impl EofBasis {
+    /// The basis's name (as serialised).
+    pub fn name(&self) -> &'static str {
+        match self {
+            EofBasis::Complete => "complete",
+            EofBasis::Paper => "paper",
+        }
+    }
+
+    /// The smallest valid level: 0 (complete), 1 (paper; `S_0^*` is empty).
+    pub fn min_level(&self) -> u32 {
+        match self {
+            EofBasis::Complete => 0,
+            EofBasis::Paper => 1,
+        }
+    }
+
+    /// Features at level `level` in `n_input` dimensions (saturating):
+    /// `|S_n|` (complete, the module docs' `W(t)^D` coefficient sum) or
+    /// `|S_n^*| = Σ_{s<n} 2^s C(s + D − 1, D − 1)` (paper; 0 at level 0).
+    pub fn n_features(&self, n_input: usize, level: u32) -> u128 {
+        grid::count_features(n_input, Levels::new(*self, level))
+    }
+
+    /// Blocks (stored entries per row of the full level) at level `level`
+    /// in `n_input` dimensions (saturating): `C(n + D, D)` (complete) or
+    /// `C(n + D − 1, D)` (paper; 0 at level 0).
+    pub fn nnz(&self, n_input: usize, level: u32) -> u128 {
+        grid::count_blocks(n_input, Levels::new(*self, level))
+    }
+
+    fn is_default(&self) -> bool {
+        *self == EofBasis::default()
+    }
+}
+
+/// Which `M` functions a budget keeps of its level `n`, where
+/// `|S_{n−1}| < M ≤ |S_n|` (module docs, "Feature budget").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EofSubset {
+    /// All of `S_{n−1}` plus a seeded uniform subset of the last shell: the
+    /// largest-weight functions first, the knapsack optimum of the paper's
+    /// entropy criterion. The default for both bases.
+    #[default]
+    Nested,
+    /// A seeded uniform subset of all of `S_n`: the paper's experiment.
+    /// Fewer true non-zeros per row (`≈ M·blocks/|S_n|`), a worse kernel
+    /// approximation.
+    Uniform,
+}
+
+impl EofSubset {
+    /// The rule's name (as serialised).
+    pub fn name(&self) -> &'static str {
+        match self {
+            EofSubset::Nested => "nested",
+            EofSubset::Uniform => "uniform",
+        }
+    }
+
+    fn is_default(&self) -> bool {
+        *self == EofSubset::default()
+    }
+}
+
 /// How many features: a sparse-grid level `n`, or a budget `M` met exactly
-/// by a random subset of the last shell (module docs, "Feature budget").
+/// by a random subset (module docs, "Feature budget").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EofSize {
-    /// All of `S_n`: `|S_n|` features, `C(n + D, D)` non-zeros per row.
+    /// All of `S_n`: [`EofBasis::n_features`] features,
+    /// [`EofBasis::nnz`] non-zeros per row.
     Level(u32),
     /// Exactly this many features `M ≥ 1`.
     Budget(usize),
@@ -249,16 +456,30 @@ pub enum EofSize {
 /// | `kernel` | — | [`EofKernel::Laplace`] or [`EofKernel::Sobolev`] | |
 /// | `omega` | — | `ω`, in units of the `[0, 1]`-scaled inputs | finite, `> 0` |
 /// | `n_input` | — | input dimension `D` | `≥ 1` |
-/// | `size` | — | level `n` or budget `M` | below 2^32 features and 2^20 non-zeros per row |
+/// | `size` | — | level `n` or budget `M` | below 2^32 features and 2^20 non-zeros per row; paper level `≥ 1` |
 /// | `seed` | 0 | the budget's random subset (unused by a level) | any |
+/// | `basis` | [`EofBasis::Complete`] | boundary functions + hats, or the paper's hats only | |
+/// | `subset` | [`EofSubset::Nested`] | which `M` functions a budget keeps (unused by a level) | |
+///
+/// `basis` and `subset` are left out of the JSON at their defaults, and a
+/// missing field reads as the default, so specs written before they
+/// existed still parse (and mean what they meant).
 ///
 /// ```
-/// use kapprox_features::eof::{EofKernel, EofSpec};
+/// use kapprox_features::eof::{EofBasis, EofKernel, EofSpec, EofSubset};
 ///
 /// let spec = EofSpec::level(EofKernel::Laplace, 2.0, 3, 5);
 /// let json = serde_json::to_string(&spec)?;
 /// assert_eq!(json, r#"{"kernel":"laplace","omega":2.0,"n_input":3,"size":{"level":5},"seed":0}"#);
 /// assert_eq!(serde_json::from_str::<EofSpec>(&json)?, spec);
+///
+/// let paper = EofSpec::budget(EofKernel::Laplace, 2.0, 3, 100, 7)
+///     .with_basis(EofBasis::Paper)
+///     .with_subset(EofSubset::Uniform);
+/// let json = serde_json::to_string(&paper)?;
+/// assert!(json.ends_with(r#""seed":7,"basis":"paper","subset":"uniform"}"#));
+/// assert_eq!(paper.build()?.n_output(), 100);
+/// # use kapprox_features::FeatureMap;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -274,21 +495,38 @@ pub struct EofSpec {
     pub size: EofSize,
     /// Seed of the budget's subset.
     pub seed: u64,
+    /// The 1-D functions and index set.
+    #[serde(default, skip_serializing_if = "EofBasis::is_default")]
+    pub basis: EofBasis,
+    /// The budget's subset rule.
+    #[serde(default, skip_serializing_if = "EofSubset::is_default")]
+    pub subset: EofSubset,
 }
 
 impl EofSpec {
-    /// All features of level `n` (seed 0, which a level does not use).
+    /// All features of level `n` of the complete basis (seed 0, which a
+    /// level does not use).
     pub fn level(kernel: EofKernel, omega: f64, n_input: usize, level: u32) -> Self {
-        EofSpec { kernel, omega, n_input, size: EofSize::Level(level), seed: 0 }
+        EofSpec {
+            kernel,
+            omega,
+            n_input,
+            size: EofSize::Level(level),
+            seed: 0,
+            basis: EofBasis::default(),
+            subset: EofSubset::default(),
+        }
     }
 
-    /// Exactly `n_components` features.
+    /// Exactly `n_components` features of the complete basis, nested
+    /// subset.
     pub fn budget(kernel: EofKernel, omega: f64, n_input: usize, n_components: usize, seed: u64) -> Self {
-        EofSpec { kernel, omega, n_input, size: EofSize::Budget(n_components), seed }
+        EofSpec { size: EofSize::Budget(n_components), seed, ..EofSpec::level(kernel, omega, n_input, 0) }
     }
 
     /// The spec for kapprox's Laplacian kernel `exp(−‖x − y‖₁/σ)`, i.e.
-    /// `ω = 1/σ`, with `σ` in units of the `[0, 1]`-scaled inputs.
+    /// `ω = 1/σ`, with `σ` in units of the `[0, 1]`-scaled inputs (complete
+    /// basis, nested subset).
     ///
     /// # Errors
     /// A kernel other than Laplacian, or an invalid σ.
@@ -296,7 +534,7 @@ impl EofSpec {
         kernel.check()?;
         match kernel {
             Kernel::Laplacian { sigma } => {
-                Ok(EofSpec { kernel: EofKernel::Laplace, omega: 1.0 / sigma, n_input, size, seed })
+                Ok(EofSpec { size, seed, ..EofSpec::level(EofKernel::Laplace, 1.0 / sigma, n_input, 0) })
             }
             _ => Err(FeatureError::UnsupportedKernel {
                 map: "eof",
@@ -312,6 +550,18 @@ impl EofSpec {
         self
     }
 
+    /// Sets the basis. The default is [`EofBasis::Complete`].
+    pub fn with_basis(mut self, basis: EofBasis) -> Self {
+        self.basis = basis;
+        self
+    }
+
+    /// Sets the budget's subset rule. The default is [`EofSubset::Nested`].
+    pub fn with_subset(mut self, subset: EofSubset) -> Self {
+        self.subset = subset;
+        self
+    }
+
     /// Builds the map.
     ///
     /// # Errors
@@ -321,32 +571,41 @@ impl EofSpec {
     }
 }
 
-/// `|S_n|`: the number of features of level `n` in `n_input` dimensions
-/// (saturating).
+/// `|S_n|`: the number of features of level `n` of the complete basis in
+/// `n_input` dimensions (saturating). See [`EofBasis::n_features`].
 pub fn n_features_at_level(n_input: usize, level: u32) -> u128 {
-    grid::count_features(n_input, level)
+    EofBasis::Complete.n_features(n_input, level)
 }
 
-/// `C(n + D, D)`: stored entries per row at level `n` in `n_input`
-/// dimensions (saturating).
+/// `C(n + D, D)`: stored entries per row at level `n` of the complete basis
+/// in `n_input` dimensions (saturating). See [`EofBasis::nnz`].
 pub fn nnz_at_level(n_input: usize, level: u32) -> u128 {
-    grid::count_blocks(n_input, level)
+    EofBasis::Complete.nnz(n_input, level)
 }
 
 /// The EOF feature map (see the [module docs](self)): sparse output with a
-/// fixed number of entries per row.
+/// fixed number of stored entries per row.
 ///
-/// Parameter memory: the block table, 24 bytes per non-zero per row, plus
-/// `0.19` bytes per last-shell function for a budget's subset.
+/// Parameter memory: the block table, 24 bytes per block of the table
+/// (emitted blocks and their ancestors) plus 4 per emitted block, and
+/// `0.19` bytes per candidate function (last shell, or all of `S_n`) for a
+/// budget's subset.
 #[derive(Clone)]
 pub struct Eof {
     spec: EofSpec,
     level: u32,
+    levels: Levels,
     n_output: usize,
     basis: Basis1d,
+    /// The emitted blocks and their ancestors, parents first.
     blocks: Vec<Block>,
-    /// `|S_{n−1}|` and the kept part of the last shell (budget maps only).
+    /// Indices into `blocks` of the emitted blocks (one slot each).
+    emit: Vec<u32>,
+    /// The first column drawn from and the kept part of columns
+    /// `start..|S_n|` (budget maps below `|S_n|` only).
     subset: Option<(u64, Subset)>,
+    /// `Σ_{emitted b} kept_b / size_b`.
+    expected_nnz: f64,
 }
 
 impl std::fmt::Debug for Eof {
@@ -356,7 +615,8 @@ impl std::fmt::Debug for Eof {
             .field("spec", &self.spec)
             .field("level", &self.level)
             .field("n_output", &self.n_output)
-            .field("nnz_per_row", &self.blocks.len())
+            .field("nnz_per_row", &self.emit.len())
+            .field("expected_nnz", &self.expected_nnz)
             .finish()
     }
 }
@@ -371,8 +631,9 @@ impl Eof {
     /// # Errors
     /// [`FeatureError::InvalidParameter`] for `ω` not finite and positive
     /// (`omega`), `D = 0` (`n_input`), a level with `|S_n| ≥ 2^32` or more
-    /// than [`MAX_NNZ_PER_ROW`] non-zeros (`level`), and a budget of 0 or
-    /// larger than `|S_n|` of every admissible level (`features`).
+    /// than [`MAX_NNZ_PER_ROW`] non-zeros, or level 0 of the paper basis
+    /// (`level`), and a budget of 0 or larger than `|S_n|` of every
+    /// admissible level (`features`).
     pub fn new(spec: EofSpec) -> Result<Self> {
         if !(spec.omega.is_finite() && spec.omega > 0.0) {
             return Err(invalid("omega", spec.omega, "a finite ω > 0"));
@@ -381,10 +642,13 @@ impl Eof {
         if d == 0 {
             return Err(invalid("n_input", 0, "at least one input column"));
         }
+        let basis = spec.basis;
+        let at = |n: u32| Levels::new(basis, n);
         let admissible = |n: u32| {
-            n <= MAX_LEVEL
-                && grid::count_features(d, n) <= u32::MAX as u128
-                && grid::count_blocks(d, n) <= MAX_NNZ_PER_ROW as u128
+            n >= basis.min_level()
+                && n <= MAX_LEVEL
+                && grid::count_features(d, at(n)) <= u32::MAX as u128
+                && grid::count_blocks(d, at(n)) <= MAX_NNZ_PER_ROW as u128
         };
         let (level, budget) = match spec.size {
             EofSize::Level(n) => {
@@ -392,7 +656,14 @@ impl Eof {
                     return Err(invalid(
                         "level",
                         n,
-                        "a level with fewer than 2^32 features and at most 2^20 non-zeros per row",
+                        match basis {
+                            EofBasis::Complete => {
+                                "a level with fewer than 2^32 features and at most 2^20 non-zeros per row"
+                            }
+                            EofBasis::Paper => {
+                                "a level of at least 1 with fewer than 2^32 features and at most 2^20 non-zeros per row"
+                            }
+                        },
                     ));
                 }
                 (n, None)
@@ -403,36 +674,43 @@ impl Eof {
                 if m == 0 {
                     return Err(too_large());
                 }
-                let n = (0..=MAX_LEVEL).find(|&n| grid::count_features(d, n) >= m as u128).ok_or_else(too_large)?;
+                let n = (basis.min_level()..=MAX_LEVEL)
+                    .find(|&n| grid::count_features(d, at(n)) >= m as u128)
+                    .ok_or_else(too_large)?;
                 if !admissible(n) {
                     return Err(too_large());
                 }
                 (n, Some(m as u64))
             }
         };
-        let full = grid::count_features(d, level) as u64;
-        let mut blocks = grid::enumerate(d, level);
+        let levels = at(level);
+        let full = grid::count_features(d, levels) as u64;
+        let mut blocks = grid::enumerate(d, levels);
+        let mut emit: Vec<u32> = (0..blocks.len() as u32).collect();
+        let mut expected_nnz = blocks.len() as f64;
         let mut subset = None;
         let mut n_output = full;
         if let Some(m) = budget.filter(|&m| m < full) {
-            // m > |S_0| = 1, so the level is at least 1.
-            let start = grid::count_features(d, level - 1) as u64;
+            // |S_{n−1}| < m < |S_n|, so n is above the minimal level (where
+            // |S_n| = 1) and level − 1 is valid.
+            let start = match spec.subset {
+                EofSubset::Nested => grid::count_features(d, at(level - 1)) as u64,
+                EofSubset::Uniform => 0,
+            };
             let sub = Subset::sample(full - start, m - start, spec.seed);
-            // Blocks tile the columns in order: a block ends where the next
-            // begins.
-            let keep: Vec<bool> = (0..blocks.len())
-                .map(|i| {
-                    let (b, end) = (blocks[i], blocks.get(i + 1).map_or(full, |o| o.offset));
-                    b.shell < level as u8 || sub.any_in(b.offset - start, end - b.offset)
-                })
+            // `start` is a shell boundary, so a block lies wholly before it
+            // (always kept) or wholly in the subset's range.
+            let kept: Vec<u64> = blocks
+                .iter()
+                .map(|b| if b.offset < start { b.size() } else { sub.count_in(b.offset - start, b.size()) })
                 .collect();
-            let mut it = keep.iter();
-            blocks.retain(|_| *it.next().expect("one flag per block"));
+            expected_nnz = blocks.iter().zip(&kept).map(|(b, &k)| k as f64 / b.size() as f64).sum();
+            (blocks, emit) = prune(&blocks, |b| kept[b] > 0);
             subset = Some((start, sub));
             n_output = m;
         }
-        let basis = Basis1d::new(spec.kernel, spec.omega, level);
-        Ok(Eof { spec, level, n_output: n_output as usize, basis, blocks, subset })
+        let basis = Basis1d::new(spec.kernel, spec.omega, basis, level);
+        Ok(Eof { spec, level, levels, n_output: n_output as usize, basis, blocks, emit, subset, expected_nnz })
     }
 
     /// The description this map was built from.
@@ -445,14 +723,48 @@ impl Eof {
         self.level
     }
 
-    /// Stored entries per row.
+    /// Stored entries (slots) per row: the ELL width of
+    /// [`OutputKind::Sparse`], one per emitted block, and the bound on the
+    /// true non-zeros of any row. It is what the solver's sparse path pays
+    /// for (`nnz(nnz + 1)/2` Gram updates per row).
     pub fn nnz_per_row(&self) -> usize {
-        self.blocks.len()
+        self.emit.len()
     }
 
-    /// Writes the `nnz` entries of one row into `cols` and `vals`.
+    /// Mean true entries per row for `x` uniform on the cube:
+    /// `Σ_{emitted b} kept_b / size_b` (module docs, "Sparse layout and
+    /// cost"). Equal to [`Eof::nnz_per_row`] for a level or a full budget;
+    /// below it when a subset leaves slots padded.
+    ///
+    /// Values that vanish on a null set (a hat at the ends of its support)
+    /// are counted: for data on the faces of the cube (binary columns, or
+    /// min–max scaled columns at their extremes) the truth can be far lower,
+    /// and for the paper basis zero. Measure it with [`Eof::count_nonzeros`].
+    pub fn expected_nnz(&self) -> f64 {
+        self.expected_nnz
+    }
+
+    /// The number of non-zero values over all rows of `x` `(n, D)`:
+    /// padding and entries whose value is 0 at that row are not counted.
+    /// Divide by `x.nrows()` for the measured mean true non-zeros per row.
+    ///
+    /// Cost: one transform of `x`, without allocating the output.
+    ///
+    /// # Panics
+    /// `x.ncols() == self.n_input()`.
+    #[track_caller]
+    pub fn count_nonzeros(&self, x: ArrayView2<'_, f64>) -> u64 {
+        let d = self.spec.n_input;
+        assert_eq!(x.ncols(), d, "count_nonzeros: x has {} columns, the map takes {d}", x.ncols());
+        let mut count = 0u64;
+        self.for_each_row(x, |_, _, vals| count += vals.iter().filter(|&&v| v != 0.0).count() as u64);
+        count
+    }
+
+    /// Writes the `nnz` entries of one row into `cols` and `vals`: the kept
+    /// functions in block order, then padding `(0, 0.0)`.
     fn row_into(&self, x: ArrayView1<'_, f64>, s: &mut Scratch, cols: &mut [u32], vals: &mut [f64]) {
-        let n1 = self.level as usize + 1;
+        let n1 = self.levels.per_dim();
         for (d, &xd) in x.iter().enumerate() {
             self.basis.eval(xd, &mut s.vals[d * n1..(d + 1) * n1], &mut s.idx[d * n1..(d + 1) * n1]);
         }
@@ -462,9 +774,15 @@ impl Eof {
             let blk = blocks[b];
             s.loc[b] = (s.loc[blk.parent as usize] << blk.shift) | s.idx[blk.slot as usize] as u64;
         }
+        let paper = self.spec.basis == EofBasis::Paper;
         let p0: f64 = (0..x.len()).map(|d| s.vals[d * n1]).product();
-        if p0 >= TINY {
-            if self.spec.kernel == EofKernel::Laplace {
+        if paper && (0..x.len()).any(|d| s.vals[d * n1] == 0.0) {
+            // A coordinate on a face: every hat vanishes there, so every
+            // feature is exactly 0 (the ratio chain would divide by 0).
+            s.val.fill(0.0);
+        } else if p0 >= TINY {
+            // The complete Sobolev basis has ψ_0 = 1: no division needed.
+            if paper || self.spec.kernel == EofKernel::Laplace {
                 for chunk in s.vals.chunks_exact_mut(n1) {
                     let v0 = chunk[0];
                     chunk[1..].iter_mut().for_each(|v| *v /= v0);
@@ -476,9 +794,9 @@ impl Eof {
                 s.val[b] = s.val[blk.parent as usize] * s.vals[blk.slot as usize];
             }
         } else {
-            // Every |ψ| ≤ 1 here (Laplace), so multiplying all D factors
-            // only shrinks the partial product: it underflows only if the
-            // value does.
+            // Each product is formed from the D factors of the feature
+            // itself: it underflows only if the value does. (For Laplace
+            // every |ψ| ≤ 1, so the partial products only shrink.)
             for b in 0..blocks.len() {
                 s.chain.clear();
                 let mut at = b;
@@ -502,34 +820,41 @@ impl Eof {
                 s.val[b] = prod;
             }
         }
-        for (b, (c, v)) in cols.iter_mut().zip(vals.iter_mut()).enumerate() {
+        // Compaction: kept entries first, so that the padding is a tail a
+        // consumer can skip (module docs, "Sparse layout and cost").
+        let mut front = 0;
+        for &b in &self.emit {
+            let b = b as usize;
             let col = blocks[b].offset + s.loc[b];
-            (*c, *v) = match &self.subset {
-                Some((start, sub)) if col >= *start => match sub.rank(col - start) {
-                    Some(r) => ((*start as u32) + r, s.val[b]),
-                    None => (0, 0.0),
-                },
-                _ => (col as u32, s.val[b]),
+            let entry = match &self.subset {
+                Some((start, sub)) if col >= *start => sub.rank(col - start).map(|r| (*start as u32) + r),
+                _ => Some(col as u32),
             };
+            if let Some(c) = entry {
+                (cols[front], vals[front]) = (c, s.val[b]);
+                front += 1;
+            }
         }
+        cols[front..].fill(0);
+        vals[front..].fill(0.0);
     }
 
     fn scratch(&self) -> Scratch {
-        let n = self.spec.n_input * (self.level as usize + 1);
+        let n = self.spec.n_input * self.levels.per_dim();
         let nb = self.blocks.len();
         Scratch {
             vals: vec![0.0; n],
             idx: vec![0; n],
             val: vec![0.0; nb],
             loc: vec![0; nb],
-            chain: Vec::with_capacity(self.level as usize),
+            chain: Vec::with_capacity(self.levels.per_dim()),
         }
     }
 
     /// Calls `emit(row, cols, vals)` for every row of `x`.
     fn for_each_row(&self, x: ArrayView2<'_, f64>, mut emit: impl FnMut(usize, &[u32], &[f64])) {
         let mut s = self.scratch();
-        let nb = self.blocks.len();
+        let nb = self.emit.len();
         let (mut cols, mut vals) = (vec![0u32; nb], vec![0.0; nb]);
         for (r, row) in x.axis_iter(Axis(0)).enumerate() {
             self.row_into(row, &mut s, &mut cols, &mut vals);
@@ -542,11 +867,36 @@ impl Eof {
     }
 }
 
+/// The blocks with `keep(b)` plus their ancestors, parents remapped, and
+/// the indices of the kept ones in the new table. A uniform subset can drop
+/// a block whose child it keeps; the transform still needs the parent's
+/// value and local index to reach the child.
+fn prune(blocks: &[Block], keep: impl Fn(usize) -> bool) -> (Vec<Block>, Vec<u32>) {
+    let mut need: Vec<bool> = (0..blocks.len()).map(&keep).collect();
+    // Children come after their parents: one backward sweep marks every
+    // ancestor. The root (index 0) is an ancestor of every block.
+    for b in (1..blocks.len()).rev() {
+        if need[b] {
+            need[blocks[b].parent as usize] = true;
+        }
+    }
+    let mut new_index = vec![u32::MAX; blocks.len()];
+    let (mut table, mut emit) = (Vec::new(), Vec::new());
+    for (b, blk) in blocks.iter().enumerate().filter(|(b, _)| need[*b]) {
+        new_index[b] = table.len() as u32;
+        if keep(b) {
+            emit.push(table.len() as u32);
+        }
+        table.push(Block { parent: new_index[blk.parent as usize], ..*blk });
+    }
+    (table, emit)
+}
+
 /// Per-call buffers of the transform.
 struct Scratch {
-    /// 1-D values (then ratios to level 0), `(D, n + 1)` row-major.
+    /// 1-D values (then ratios to level 0), `(D, levels)` row-major.
     vals: Vec<f64>,
-    /// 1-D hat indices, `(D, n + 1)`.
+    /// 1-D hat indices, `(D, levels)`.
     idx: Vec<u32>,
     /// Value of each block's active function.
     val: Vec<f64>,
@@ -566,7 +916,7 @@ impl FeatureMap for Eof {
     }
 
     fn output_kind(&self) -> OutputKind {
-        OutputKind::Sparse { nnz_per_row: self.blocks.len() }
+        OutputKind::Sparse { nnz_per_row: self.emit.len() }
     }
 
     /// Writes the dense rows, `(n, n_output)`: meant for tests and small
@@ -601,7 +951,7 @@ impl FeatureMap for Eof {
         let d = self.spec.n_input;
         assert_eq!(x.ncols(), d, "transform: x has {} columns, the map takes {d}", x.ncols());
         assert_eq!(out.n_cols, self.n_output, "transform: sparse rows have {} columns", out.n_cols);
-        let shape = (x.nrows(), self.blocks.len());
+        let shape = (x.nrows(), self.emit.len());
         assert_eq!(out.indices.dim(), shape, "transform: sparse indices have the wrong shape");
         assert_eq!(out.values.dim(), shape, "transform: sparse values have the wrong shape");
         self.for_each_row(x, |r, cols, vals| {
@@ -615,7 +965,9 @@ impl FeatureMap for Eof {
     }
 
     fn parameter_bytes(&self) -> usize {
-        self.blocks.len() * std::mem::size_of::<Block>() + self.subset.as_ref().map_or(0, |(_, s)| s.bytes())
+        self.blocks.len() * std::mem::size_of::<Block>()
+            + self.emit.len() * std::mem::size_of::<u32>()
+            + self.subset.as_ref().map_or(0, |(_, s)| s.bytes())
     }
 }
 
@@ -634,34 +986,64 @@ mod tests {
     /// are valid; forcing it by hand checks the walk over parents.
     #[test]
     fn direct_products_match_the_ratio_chain() {
-        for (d, n) in [(1, 5), (3, 4), (5, 3)] {
-            let map = EofSpec::level(EofKernel::Laplace, 3.0, d, n).build().unwrap();
-            let x = points(20, d, 1);
-            let mut s = map.scratch();
-            let nb = map.nnz_per_row();
-            let (mut c1, mut v1) = (vec![0u32; nb], vec![0.0; nb]);
-            for row in x.rows() {
-                map.row_into(row, &mut s, &mut c1, &mut v1);
-                let n1 = n as usize + 1;
-                for (dd, &xd) in row.iter().enumerate() {
-                    map.basis.eval(xd, &mut s.vals[dd * n1..(dd + 1) * n1], &mut s.idx[dd * n1..(dd + 1) * n1]);
-                }
-                for b in 0..nb {
-                    let mut prod = 1.0;
-                    let mut j = vec![0usize; d];
-                    let mut at = b;
-                    while at != 0 {
-                        let slot = map.blocks[at].slot as usize;
-                        j[slot / n1] = slot % n1;
-                        at = map.blocks[at].parent as usize;
+        for basis in [EofBasis::Complete, EofBasis::Paper] {
+            for kernel in [EofKernel::Laplace, EofKernel::Sobolev] {
+                for (d, n) in [(1, 5), (3, 4), (5, 3)] {
+                    let map = EofSpec::level(kernel, 3.0, d, n).with_basis(basis).build().unwrap();
+                    let x = points(20, d, 1);
+                    let mut s = map.scratch();
+                    let nb = map.nnz_per_row();
+                    assert_eq!(nb, map.blocks.len(), "a level emits every block");
+                    let (mut c1, mut v1) = (vec![0u32; nb], vec![0.0; nb]);
+                    let n1 = map.levels.per_dim();
+                    for row in x.rows() {
+                        map.row_into(row, &mut s, &mut c1, &mut v1);
+                        for (dd, &xd) in row.iter().enumerate() {
+                            let (v, i) = (&mut s.vals[dd * n1..(dd + 1) * n1], &mut s.idx[dd * n1..(dd + 1) * n1]);
+                            map.basis.eval(xd, v, i);
+                        }
+                        for b in 0..nb {
+                            let mut prod = 1.0;
+                            let mut j = vec![0usize; d];
+                            let mut at = b;
+                            while at != 0 {
+                                let slot = map.blocks[at].slot as usize;
+                                j[slot / n1] = slot % n1;
+                                at = map.blocks[at].parent as usize;
+                            }
+                            for dd in 0..d {
+                                prod *= s.vals[dd * n1 + j[dd]];
+                            }
+                            assert!((prod - v1[b]).abs() < 1e-14, "{basis:?} block {b}: {prod} vs {}", v1[b]);
+                        }
                     }
-                    for dd in 0..d {
-                        prod *= s.vals[dd * n1 + j[dd]];
-                    }
-                    assert!((prod - v1[b]).abs() < 1e-14, "block {b}: {prod} vs {}", v1[b]);
                 }
             }
         }
+    }
+
+    #[test]
+    fn pruning_keeps_ancestors_and_remaps_parents() {
+        let blocks = grid::enumerate(3, Levels::new(EofBasis::Paper, 4));
+        // Keep only a few deep blocks: their ancestors must stay, parents
+        // first, with the same (slot, shift) chain as before.
+        let keep = |b: usize| b % 7 == 3 && blocks[b].shell >= 2;
+        let (table, emit) = prune(&blocks, keep);
+        let chain = |t: &[Block], mut at: usize| {
+            let mut c = Vec::new();
+            while at != 0 {
+                c.push((t[at].slot, t[at].shift, t[at].offset));
+                at = t[at].parent as usize;
+            }
+            c
+        };
+        let kept: Vec<usize> = (0..blocks.len()).filter(|&b| keep(b)).collect();
+        assert_eq!(emit.len(), kept.len());
+        for (&e, &b) in emit.iter().zip(&kept) {
+            assert_eq!(chain(&table, e as usize), chain(&blocks, b));
+        }
+        assert!(table.iter().enumerate().all(|(i, t)| i == 0 || (t.parent as usize) < i));
+        assert!(table.len() < blocks.len() && table.len() > emit.len());
     }
 
     #[test]

@@ -1,5 +1,10 @@
 //! The orthonormal 1-D hierarchical basis of each kernel's RKHS on `[0, 1]`,
-//! evaluated at one coordinate for all levels `0..=n` at once.
+//! evaluated at one coordinate for all levels at once.
+//!
+//! The complete basis has the levels `0..=n`: the two boundary functions,
+//! then the hats of levels `j = 2..=n`. The paper basis has the hats of
+//! levels `j = 2..=n + 1` only (the paper's levels `1..=n`), stored from
+//! index 0.
 //!
 //! The formulas are derived in the parent module's docs. Here they are
 //! written in forms that neither overflow nor cancel for any `ω > 0`:
@@ -7,7 +12,7 @@
 //! `cosh(ωt)/√(cosh(s)e^s) = e^{ωt−s}(1 + e^{−2ωt})/√(2(1 + e^{−2s}))`
 //! with `t ≤ s`, so every exponential has a non-positive argument.
 
-use super::EofKernel;
+use super::{EofBasis, EofKernel};
 
 /// Constants of the level-`j` hats (`j ≥ 2`): half-width `h = 2^{−(j−1)}`,
 /// `2^{j−2}` hats centred at `(2i + 1)h`.
@@ -27,29 +32,40 @@ struct Hat {
     c: f64,
 }
 
-/// The 1-D basis of one kernel up to level `n`.
+/// The 1-D basis of one kernel and basis up to level `n`.
 #[derive(Clone, Debug)]
 pub(super) struct Basis1d {
     kernel: EofKernel,
     omega: f64,
-    n: u32,
-    /// `2^{n−2}` (1 when `n < 2`): the finest fixed-point scale.
+    /// Entries written per coordinate: `n + 1` (complete) or `n` (paper).
+    len: usize,
+    /// Where the first hat (`j = 2`) goes: 2 (complete) or 0 (paper).
+    first_hat: usize,
+    /// `2^{j_max−2}` (1 without hats): the finest fixed-point scale.
     top: f64,
     /// Sobolev: `√ω`. Laplace: `1/√(2(1 + e^{−ω}))`, the even function's
     /// normalisation.
     c0: f64,
     /// Laplace: `1/√(2(−expm1(−ω)))`, the odd function's normalisation.
     c1: f64,
-    /// Levels `2..=n`.
+    /// Hat levels `2..=j_max`.
     hats: Vec<Hat>,
 }
 
 impl Basis1d {
     /// The basis of `kernel` with parameter `omega` (checked `> 0`, finite)
-    /// up to level `n ≤ 32`.
-    pub(super) fn new(kernel: EofKernel, omega: f64, n: u32) -> Self {
+    /// at level `n ≤ 32`: complete levels `0..=n`, or paper levels `1..=n`
+    /// (`n ≥ 1`; hat levels `2..=n + 1`).
+    pub(super) fn new(kernel: EofKernel, omega: f64, basis: EofBasis, n: u32) -> Self {
         debug_assert!(omega.is_finite() && omega > 0.0 && n <= super::MAX_LEVEL);
-        let hats = (2..=n)
+        let (len, first_hat, j_max) = match basis {
+            EofBasis::Complete => (n as usize + 1, 2, n),
+            EofBasis::Paper => {
+                debug_assert!(n >= 1);
+                (n as usize, 0, n + 1)
+            }
+        };
+        let hats = (2..=j_max)
             .map(|j| {
                 let h = 0.5f64.powi(j as i32 - 1);
                 let a = omega * h;
@@ -57,7 +73,7 @@ impl Basis1d {
                     EofKernel::Sobolev => (0.5 * a).sqrt(),
                     EofKernel::Laplace => a.tanh().sqrt() / -(-2.0 * a).exp_m1(),
                 };
-                Hat { scale: 2f64.powi(j as i32 - 2), last: (1u64 << (j - 2)) - 1, shift: n - j, a, c }
+                Hat { scale: 2f64.powi(j as i32 - 2), last: (1u64 << (j - 2)) - 1, shift: j_max - j, a, c }
             })
             .collect();
         let (c0, c1) = match kernel {
@@ -66,50 +82,60 @@ impl Basis1d {
                 (1.0 / (2.0 * (1.0 + (-omega).exp())).sqrt(), 1.0 / (2.0 * -(-omega).exp_m1()).sqrt())
             }
         };
-        let top = if n >= 2 { 2f64.powi(n as i32 - 2) } else { 1.0 };
-        Basis1d { kernel, omega, n, top, c0, c1, hats }
+        let top = if j_max >= 2 { 2f64.powi(j_max as i32 - 2) } else { 1.0 };
+        Basis1d { kernel, omega, len, first_hat, top, c0, c1, hats }
     }
 
-    /// Writes the value of the one active function of each level
-    /// `j = 0..=n` at `x` into `vals[j]`, and its index within the level
-    /// into `idx[j]` (always 0 for levels 0 and 1).
+    /// Writes the value of the one active function of each level at `x`
+    /// into `vals` (complete: `vals[j]` for `j = 0..=n`; paper: `vals[j − 2]`
+    /// for the hat levels `j = 2..=n + 1`), and its index within the level
+    /// into `idx` (always 0 for the boundary levels 0 and 1).
     ///
     /// `x` is clamped to `[0, 1]`; NaN gives NaN values and index 0.
     #[inline]
     pub(super) fn eval(&self, x: f64, vals: &mut [f64], idx: &mut [u32]) {
-        debug_assert_eq!(vals.len(), self.n as usize + 1);
-        debug_assert_eq!(idx.len(), self.n as usize + 1);
+        debug_assert_eq!(vals.len(), self.len);
+        debug_assert_eq!(idx.len(), self.len);
         let x = x.clamp(0.0, 1.0);
-        match self.kernel {
-            EofKernel::Sobolev => {
-                vals[0] = 1.0;
-                if self.n >= 1 {
-                    vals[1] = self.c0 * x;
+        // The boundary levels, `min(len, first_hat)` of them.
+        let boundary = self.first_hat.min(self.len);
+        if boundary > 0 {
+            match self.kernel {
+                EofKernel::Sobolev => {
+                    vals[0] = 1.0;
+                    if boundary > 1 {
+                        vals[1] = self.c0 * x;
+                    }
+                }
+                EofKernel::Laplace => {
+                    let u = x - 0.5;
+                    let wt = self.omega * u.abs();
+                    let e = (wt - 0.5 * self.omega).exp();
+                    vals[0] = self.c0 * e * (1.0 + (-2.0 * wt).exp());
+                    if boundary > 1 {
+                        vals[1] = u.signum() * self.c1 * e * -(-2.0 * wt).exp_m1();
+                    }
                 }
             }
-            EofKernel::Laplace => {
-                let u = x - 0.5;
-                let wt = self.omega * u.abs();
-                let e = (wt - 0.5 * self.omega).exp();
-                vals[0] = self.c0 * e * (1.0 + (-2.0 * wt).exp());
-                if self.n >= 1 {
-                    vals[1] = u.signum() * self.c1 * e * -(-2.0 * wt).exp_m1();
-                }
-            }
+            idx[..boundary].fill(0);
         }
-        idx[..self.n.min(1) as usize + 1].fill(0);
-        if self.n < 2 {
+        if self.hats.is_empty() {
             return;
         }
         // The fixed-point coordinate at the finest level; coarser levels
         // are right shifts of it (floor commutes with halving).
         let q = (x * self.top) as u64;
-        for ((hat, v), i) in self.hats.iter().zip(&mut vals[2..]).zip(&mut idx[2..]) {
+        let f = self.first_hat;
+        for ((hat, v), i) in self.hats.iter().zip(&mut vals[f..]).zip(&mut idx[f..]) {
             let k = (q >> hat.shift).min(hat.last);
             // Exact: x·2^{j−2} is a scaling by a power of two and k its
             // integer part (or one less at x = 1).
             let frac = x * hat.scale - k as f64;
-            let rho = 1.0 - (2.0 * frac - 1.0).abs();
+            // `1 − |2·frac − 1|`, written so that it is exact: `2·frac` and
+            // (Sterbenz) `1 − frac` for `frac ≥ ½` are. The naive form
+            // rounds to 0 for `frac < 2^{−54}`, which would turn a row near a
+            // face into a face row for the paper basis.
+            let rho = 2.0 * frac.min(1.0 - frac);
             *v = match self.kernel {
                 EofKernel::Sobolev => hat.c * rho,
                 EofKernel::Laplace => hat.c * (hat.a * (rho - 1.0)).exp() * -(-2.0 * hat.a * rho).exp_m1(),
@@ -155,18 +181,22 @@ mod tests {
         let n = 7;
         for kernel in [EofKernel::Laplace, EofKernel::Sobolev] {
             for omega in [0.01, 1.0, 7.5, 40.0] {
-                let b = Basis1d::new(kernel, omega, n);
-                let (mut v, mut i) = (vec![0.0; 8], vec![0u32; 8]);
-                for step in 0..=200 {
-                    let x = step as f64 / 200.0;
-                    b.eval(x, &mut v, &mut i);
-                    for j in 0..=n {
-                        let (ev, ei) = naive(kernel, omega, j, x);
-                        assert!(
-                            (v[j as usize] - ev).abs() <= 1e-13 * (1.0 + ev.abs()),
-                            "{kernel:?} ω={omega} j={j} x={x}"
-                        );
-                        assert_eq!(i[j as usize], ei, "{kernel:?} j={j} x={x}");
+                // Complete: levels 0..=n; paper: hat levels 2..=n + 1.
+                for (basis, len, first) in [(EofBasis::Complete, n + 1, 0), (EofBasis::Paper, n, 2)] {
+                    let b = Basis1d::new(kernel, omega, basis, n);
+                    let (mut v, mut i) = (vec![0.0; len as usize], vec![0u32; len as usize]);
+                    for step in 0..=200 {
+                        let x = step as f64 / 200.0;
+                        b.eval(x, &mut v, &mut i);
+                        for k in 0..len {
+                            let j = k + first;
+                            let (ev, ei) = naive(kernel, omega, j, x);
+                            assert!(
+                                (v[k as usize] - ev).abs() <= 1e-13 * (1.0 + ev.abs()),
+                                "{basis:?} {kernel:?} ω={omega} j={j} x={x}"
+                            );
+                            assert_eq!(i[k as usize], ei, "{basis:?} {kernel:?} j={j} x={x}");
+                        }
                     }
                 }
             }
@@ -174,8 +204,26 @@ mod tests {
     }
 
     #[test]
+    fn paper_hats_vanish_on_the_faces() {
+        for kernel in [EofKernel::Laplace, EofKernel::Sobolev] {
+            let b = Basis1d::new(kernel, 3.0, EofBasis::Paper, 5);
+            let (mut v, mut i) = (vec![1.0; 5], vec![0u32; 5]);
+            for x in [0.0, 1.0, -2.0, 3.0] {
+                b.eval(x, &mut v, &mut i);
+                assert!(v.iter().all(|&a| a == 0.0), "{kernel:?} x={x}: {v:?}");
+            }
+            // Inside, the coarsest hat (the one function of paper level 1)
+            // is positive: the transform divides by it.
+            for x in [1e-300, 0.25, 0.5, 1.0 - 1e-16] {
+                b.eval(x, &mut v, &mut i);
+                assert!(v[0] > 0.0, "{kernel:?} x={x}");
+            }
+        }
+    }
+
+    #[test]
     fn huge_omega_stays_finite() {
-        let b = Basis1d::new(EofKernel::Laplace, 5000.0, 6);
+        let b = Basis1d::new(EofKernel::Laplace, 5000.0, EofBasis::Complete, 6);
         let (mut v, mut i) = (vec![0.0; 7], vec![0u32; 7]);
         for x in [0.0, 0.25, 0.5, 0.5 + 1e-9, 1.0] {
             b.eval(x, &mut v, &mut i);
@@ -188,7 +236,7 @@ mod tests {
 
     #[test]
     fn clamps_outside_the_unit_interval() {
-        let b = Basis1d::new(EofKernel::Laplace, 2.0, 5);
+        let b = Basis1d::new(EofKernel::Laplace, 2.0, EofBasis::Complete, 5);
         let (mut v, mut w, mut i, mut k) = (vec![0.0; 6], vec![0.0; 6], vec![0u32; 6], vec![0u32; 6]);
         b.eval(-0.3, &mut v, &mut i);
         b.eval(0.0, &mut w, &mut k);

@@ -1,19 +1,56 @@
-//! The sparse-grid index set `S_n = {j ∈ ℕ₀^D : |j|₁ ≤ n}`: counting, the
-//! block table the transform walks, and the random subset of the last shell
-//! that a feature budget keeps.
+//! The sparse-grid index sets of both bases: counting, the block table the
+//! transform walks, and the random subset that a feature budget keeps.
+//!
+//! Both bases are described by their 1-D levels `k = 0..=top` per dimension,
+//! the multi-indices `k ∈ ℕ₀^D` with `|k|₁ ≤ top`, and the number of
+//! functions `2^{bits(k)}` of level `k`:
+//!
+//! | basis | `top` at level `n` | `bits(k)` |
+//! |---|---|---|
+//! | complete | `n` | `(k − 2)₊` (one function at levels 0 and 1) |
+//! | paper | `n − 1` (no block at `n = 0`) | `k` (paper level `k + 1`) |
 
+use super::EofBasis;
 use kapprox_core::rng::{self, Domain};
 use rand::RngCore;
 
-/// Functions of the 1-D level `j`: one at levels 0 and 1, `2^{j−2}` hats
-/// above.
-fn level_width_bits(j: u32) -> u32 {
-    j.saturating_sub(2)
+/// The shape of one basis at one level: the 1-D levels `0..=top` and the
+/// multi-indices with `|k|₁ ≤ top` (none when `top` is `None`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Levels {
+    basis: EofBasis,
+    /// `|k|₁ ≤ top`; `None` for the empty paper set at `n = 0`.
+    pub(super) top: Option<u32>,
 }
 
-/// `C(n + D, D)`: the number of level multi-indices (blocks) in `S_n`,
-/// saturating at `u128::MAX`.
-pub(super) fn count_blocks(d: usize, n: u32) -> u128 {
+impl Levels {
+    /// The index set of `basis` at sparse-grid level `n`.
+    pub(super) fn new(basis: EofBasis, n: u32) -> Self {
+        let top = match basis {
+            EofBasis::Complete => Some(n),
+            EofBasis::Paper => n.checked_sub(1),
+        };
+        Levels { basis, top }
+    }
+
+    /// `log2` of the number of functions of the 1-D level `k`.
+    pub(super) fn width_bits(&self, k: u32) -> u32 {
+        match self.basis {
+            EofBasis::Complete => k.saturating_sub(2),
+            EofBasis::Paper => k,
+        }
+    }
+
+    /// 1-D levels per dimension (`top + 1`).
+    pub(super) fn per_dim(&self) -> usize {
+        self.top.map_or(0, |t| t as usize + 1)
+    }
+}
+
+/// `C(top + D, D)`: the number of level multi-indices (blocks), saturating
+/// at `u128::MAX`.
+pub(super) fn count_blocks(d: usize, levels: Levels) -> u128 {
+    let Some(n) = levels.top else { return 0 };
     let mut c: u128 = 1;
     for i in 1..=n as u128 {
         // C(D + i, i) = C(D + i − 1, i − 1)·(D + i)/i, exact at every step.
@@ -25,11 +62,11 @@ pub(super) fn count_blocks(d: usize, n: u32) -> u128 {
     c
 }
 
-/// `|S_n|`, the number of features of level `n` in `D` dimensions,
-/// saturating at `u128::MAX`: the sum of the coefficients of `t^0..t^n` in
-/// `W(t)^D`, `W(t) = 1 + t + Σ_{j≥2} 2^{j−2} t^j`. Computed by binary
-/// powering of the truncated polynomial.
-pub(super) fn count_features(d: usize, n: u32) -> u128 {
+/// The number of functions, saturating at `u128::MAX`: the sum of the
+/// coefficients of `t^0..t^top` in `W(t)^D`, `W(t) = Σ_k 2^{bits(k)} t^k`.
+/// Computed by binary powering of the truncated polynomial.
+pub(super) fn count_features(d: usize, levels: Levels) -> u128 {
+    let Some(n) = levels.top else { return 0 };
     let len = n as usize + 1;
     let mul = |a: &[u128], b: &[u128]| -> Vec<u128> {
         let mut c = vec![0u128; len];
@@ -40,7 +77,7 @@ pub(super) fn count_features(d: usize, n: u32) -> u128 {
         }
         c
     };
-    let w: Vec<u128> = (0..len as u32).map(|j| 1u128 << level_width_bits(j)).collect();
+    let w: Vec<u128> = (0..len as u32).map(|k| 1u128.checked_shl(levels.width_bits(k)).unwrap_or(u128::MAX)).collect();
     let mut acc = vec![0u128; len];
     acc[0] = 1;
     let (mut base, mut e) = (w, d);
@@ -56,62 +93,67 @@ pub(super) fn count_features(d: usize, n: u32) -> u128 {
     acc.iter().fold(0u128, |s, v| s.saturating_add(*v))
 }
 
-/// One level multi-index `j` of `S_n`, stored as its parent (the same `j`
-/// without its last non-zero coordinate) plus that coordinate.
+/// One level multi-index `k` of the index set, stored as its parent (the
+/// same `k` without its last non-zero coordinate) plus that coordinate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Block {
-    /// First column of the block's `2^{Σ(j_d−2)₊}` functions in the full
-    /// enumeration of `S_n`.
+    /// First column of the block's `2^{bits}` functions in the full
+    /// enumeration of the level.
     pub(super) offset: u64,
-    /// Index of the parent block (the root, `j = 0`, is its own parent).
+    /// Index of the parent block (the root, `k = 0`, is its own parent).
     pub(super) parent: u32,
-    /// `d·(n + 1) + j_d` of the last non-zero coordinate: where the
+    /// `d·(top + 1) + k_d` of the last non-zero coordinate: where the
     /// transform's per-row table holds that 1-D value.
     pub(super) slot: u32,
-    /// `(j_d − 2)₊`: bits the last coordinate adds to the local index.
+    /// `bits(k_d)` of the last coordinate: bits it adds to the local index.
     pub(super) shift: u8,
-    /// `|j|₁`.
+    /// `|k|₁`.
     pub(super) shell: u8,
+    /// `Σ_d bits(k_d)`: the block holds `2^{bits}` functions.
+    pub(super) bits: u8,
 }
 
-/// The blocks of `S_n` in column order: by shell `|j|₁`, then
-/// lexicographically by the list `((d₁, j_{d₁}), (d₂, j_{d₂}), …)` of the
-/// non-zero coordinates (`d₁ < d₂ < …`, pairs compared by dimension, then
-/// level). The parent of a block always comes before it.
-///
-/// The caller bounds the number of blocks (`count_blocks`).
-pub(super) fn enumerate(d: usize, n: u32) -> Vec<Block> {
-    // (parent, slot, shift, shell, bits): a depth-first preorder, which is
-    // the lexicographic order of the pair lists.
-    struct Raw {
-        parent: u32,
-        slot: u32,
-        shift: u8,
-        shell: u8,
-        bits: u8,
+impl Block {
+    /// Functions in the block.
+    pub(super) fn size(&self) -> u64 {
+        1u64 << self.bits
     }
-    fn visit(raw: &mut Vec<Raw>, at: u32, start: usize, d: usize, n: u32) {
+}
+
+/// The blocks in column order: by shell `|k|₁`, then lexicographically by
+/// the list `((d₁, k_{d₁}), (d₂, k_{d₂}), …)` of the non-zero coordinates
+/// (`d₁ < d₂ < …`, pairs compared by dimension, then level). The parent of
+/// a block always comes before it.
+///
+/// The caller bounds the number of blocks (`count_blocks`) and their sizes
+/// (`count_features`).
+pub(super) fn enumerate(d: usize, levels: Levels) -> Vec<Block> {
+    let Some(n) = levels.top else { return Vec::new() };
+    // A depth-first preorder, which is the lexicographic order of the pair
+    // lists; `offset` is filled in after sorting by shell.
+    fn visit(raw: &mut Vec<Block>, at: u32, start: usize, d: usize, n: u32, levels: Levels) {
         let (shell, bits) = (raw[at as usize].shell as u32, raw[at as usize].bits as u32);
         for dim in start..d {
-            for j in 1..=n - shell {
-                let shift = level_width_bits(j);
-                raw.push(Raw {
+            for k in 1..=n - shell {
+                let shift = levels.width_bits(k);
+                raw.push(Block {
+                    offset: 0,
                     parent: at,
-                    slot: (dim * (n as usize + 1) + j as usize) as u32,
+                    slot: (dim * (n as usize + 1) + k as usize) as u32,
                     shift: shift as u8,
-                    shell: (shell + j) as u8,
+                    shell: (shell + k) as u8,
                     bits: (bits + shift) as u8,
                 });
                 let child = raw.len() as u32 - 1;
-                if shell + j < n {
-                    visit(raw, child, dim + 1, d, n);
+                if shell + k < n {
+                    visit(raw, child, dim + 1, d, n, levels);
                 }
             }
         }
     }
-    let mut raw = vec![Raw { parent: 0, slot: 0, shift: 0, shell: 0, bits: 0 }];
+    let mut raw = vec![Block { offset: 0, parent: 0, slot: 0, shift: 0, shell: 0, bits: 0 }];
     if n > 0 {
-        visit(&mut raw, 0, 0, d, n);
+        visit(&mut raw, 0, 0, d, n, levels);
     }
     // A stable sort by shell keeps the lexicographic order within a shell,
     // and parents (smaller shell) stay before their children.
@@ -125,10 +167,9 @@ pub(super) fn enumerate(d: usize, n: u32) -> Vec<Block> {
     order
         .iter()
         .map(|&old| {
-            let r = &raw[old as usize];
-            let b =
-                Block { offset, parent: new_index[r.parent as usize], slot: r.slot, shift: r.shift, shell: r.shell };
-            offset += 1u64 << r.bits;
+            let r = raw[old as usize];
+            let b = Block { offset, parent: new_index[r.parent as usize], ..r };
+            offset += b.size();
             b
         })
         .collect()
@@ -139,14 +180,18 @@ pub(super) fn enumerate(d: usize, n: u32) -> Vec<Block> {
 /// bits, clear of the crate's other map families).
 const SUBSET_STREAM: u64 = 0xE0F << 48;
 
-/// A uniformly random `keep`-subset of the `total` functions of the last
-/// shell, as a bitmap with a rank directory: membership and the rank of a
-/// member in `O(1)` bit operations.
+/// A uniformly random `keep`-subset of `total` candidate functions (the
+/// last shell for [`super::EofSubset::Nested`], the whole level for
+/// [`super::EofSubset::Uniform`]), as a bitmap with a rank directory:
+/// membership, the rank of a member and the members in a range in `O(1)`
+/// bit operations.
 #[derive(Clone, Debug)]
 pub(super) struct Subset {
     words: Vec<u64>,
     /// Members before each word.
     ranks: Vec<u32>,
+    /// Members in all.
+    members: u64,
 }
 
 impl Subset {
@@ -170,7 +215,7 @@ impl Subset {
             ranks.push(acc);
             acc += w.count_ones();
         }
-        Subset { words, ranks }
+        Subset { words, ranks, members: keep }
     }
 
     /// The rank of position `p` among the members, if `p` is a member.
@@ -184,23 +229,20 @@ impl Subset {
         Some(self.ranks[w] + (word & ((1u64 << b) - 1)).count_ones())
     }
 
-    /// Whether any of the positions `start..start + len` is a member.
-    pub(super) fn any_in(&self, start: u64, len: u64) -> bool {
-        if len == 0 {
-            return false;
+    /// Members before position `p ≤ total`.
+    #[inline]
+    fn members_before(&self, p: u64) -> u64 {
+        let w = (p >> 6) as usize;
+        match self.words.get(w) {
+            Some(&word) => self.ranks[w] as u64 + (word & ((1u64 << (p & 63)) - 1)).count_ones() as u64,
+            None => self.members,
         }
-        let last = start + len - 1;
-        let (first_word, last_word) = ((start >> 6) as usize, (last >> 6) as usize);
-        (first_word..=last_word).any(|w| {
-            let mut word = self.words[w];
-            if w == first_word {
-                word &= !0u64 << (start & 63);
-            }
-            if w == last_word {
-                word &= !0u64 >> (63 - (last & 63));
-            }
-            word != 0
-        })
+    }
+
+    /// How many of the positions `start..start + len` are members
+    /// (`start + len ≤ total`).
+    pub(super) fn count_in(&self, start: u64, len: u64) -> u64 {
+        self.members_before(start + len) - self.members_before(start)
     }
 
     /// Heap bytes.
@@ -246,60 +288,71 @@ mod tests {
 
     #[test]
     fn blocks_are_the_sparse_grid_in_column_order() {
-        for (d, n) in [(1, 0), (1, 6), (2, 5), (3, 4), (4, 3), (5, 2)] {
-            let blocks = enumerate(d, n);
-            let mut want = brute(d, n);
-            assert_eq!(blocks.len(), want.len(), "d={d} n={n}");
-            assert_eq!(count_blocks(d, n), want.len() as u128);
-            let mut got: Vec<Vec<u32>> = (0..blocks.len()).map(|b| levels(&blocks, b, d, n)).collect();
-            for (b, blk) in blocks.iter().enumerate() {
-                assert_eq!(blk.shell as u32, got[b].iter().sum::<u32>());
-                assert!(b == 0 || (blk.parent as usize) < b);
+        for basis in [EofBasis::Complete, EofBasis::Paper] {
+            for (d, n) in [(1, 1), (1, 6), (2, 5), (3, 4), (4, 3), (5, 2)] {
+                let lv = Levels::new(basis, n);
+                let top = lv.top.unwrap();
+                let blocks = enumerate(d, lv);
+                let mut want = brute(d, top);
+                assert_eq!(blocks.len(), want.len(), "{basis:?} d={d} n={n}");
+                assert_eq!(count_blocks(d, lv), want.len() as u128);
+                let mut got: Vec<Vec<u32>> = (0..blocks.len()).map(|b| levels(&blocks, b, d, top)).collect();
+                for (b, blk) in blocks.iter().enumerate() {
+                    assert_eq!(blk.shell as u32, got[b].iter().sum::<u32>());
+                    assert_eq!(blk.bits as u32, got[b].iter().map(|&k| lv.width_bits(k)).sum::<u32>());
+                    assert!(b == 0 || (blk.parent as usize) < b);
+                }
+                // Column order: by shell, then lexicographic in the non-zero
+                // (dimension, level) pairs; blocks tile the columns.
+                let key = |j: &Vec<u32>| {
+                    let pairs: Vec<(usize, u32)> = j.iter().copied().enumerate().filter(|p| p.1 > 0).collect();
+                    (j.iter().sum::<u32>(), pairs)
+                };
+                assert!(got.windows(2).all(|w| key(&w[0]) < key(&w[1])), "{basis:?} d={d} n={n}");
+                assert!(blocks.windows(2).all(|w| w[0].offset + w[0].size() == w[1].offset));
+                got.sort();
+                want.sort();
+                assert_eq!(got, want);
+                let sizes: u64 = want.iter().map(|j| 1u64 << j.iter().map(|&k| lv.width_bits(k)).sum::<u32>()).sum();
+                assert_eq!(count_features(d, lv), sizes as u128);
+                let last = blocks.last().unwrap();
+                assert_eq!(last.offset + last.size(), sizes);
             }
-            // Column order: by shell, then lexicographic in the non-zero
-            // (dimension, level) pairs.
-            let key = |j: &Vec<u32>| {
-                let pairs: Vec<(usize, u32)> = j.iter().copied().enumerate().filter(|p| p.1 > 0).collect();
-                (j.iter().sum::<u32>(), pairs)
-            };
-            assert!(got.windows(2).all(|w| key(&w[0]) < key(&w[1])), "d={d} n={n}");
-            got.sort();
-            want.sort();
-            assert_eq!(got, want);
-            let sizes: u64 = want.iter().map(|j| 1u64 << j.iter().map(|&l| level_width_bits(l)).sum::<u32>()).sum();
-            assert_eq!(count_features(d, n), sizes as u128);
-            let last = blocks.last().unwrap();
-            assert_eq!(
-                last.offset
-                    + (1u64
-                        << levels(&blocks, blocks.len() - 1, d, n).iter().map(|&l| level_width_bits(l)).sum::<u32>()),
-                sizes
-            );
         }
+        // The paper set is empty at level 0.
+        let empty = Levels::new(EofBasis::Paper, 0);
+        assert_eq!((count_blocks(3, empty), count_features(3, empty), enumerate(3, empty).len()), (0, 0, 0));
     }
 
     #[test]
     fn counts_saturate() {
-        assert_eq!(count_features(1, 5), 17);
-        assert_eq!(count_blocks(10, 3), 286);
-        assert_eq!(count_blocks(usize::MAX, 32), u128::MAX);
-        assert_eq!(count_features(usize::MAX, 32), u128::MAX);
+        let (c, p) = (|n| Levels::new(EofBasis::Complete, n), |n| Levels::new(EofBasis::Paper, n));
+        assert_eq!(count_features(1, c(5)), 17);
+        assert_eq!(count_features(1, p(5)), 31);
+        assert_eq!(count_blocks(10, c(3)), 286);
+        assert_eq!(count_blocks(10, p(4)), 286);
+        assert_eq!(count_blocks(usize::MAX, c(32)), u128::MAX);
+        assert_eq!(count_features(usize::MAX, c(32)), u128::MAX);
+        assert_eq!(count_features(usize::MAX, p(32)), u128::MAX);
+        // 2^200 overflows u128 (the shift itself must saturate).
+        assert_eq!(count_features(1, p(200)), u128::MAX);
     }
 
     #[test]
     fn subset_has_the_requested_size_and_ranks_are_dense() {
-        for (total, keep) in [(1u64, 1u64), (10, 3), (1000, 999), (4097, 1234)] {
+        for (total, keep) in [(1u64, 1u64), (10, 3), (64, 64), (1000, 999), (4097, 1234)] {
             let s = Subset::sample(total, keep, 9);
             let members: Vec<u64> = (0..total).filter(|&p| s.rank(p).is_some()).collect();
             assert_eq!(members.len() as u64, keep);
             for (r, &p) in members.iter().enumerate() {
                 assert_eq!(s.rank(p), Some(r as u32));
             }
-            assert_eq!(s.any_in(0, total), keep > 0);
+            assert_eq!(s.count_in(0, total), keep);
             for a in (0..total).step_by(7) {
                 for len in [0, 1, 5, 63, 64, 65, 130] {
                     let len = len.min(total - a);
-                    assert_eq!(s.any_in(a, len), members.iter().any(|&p| p >= a && p < a + len), "{a} + {len}");
+                    let want = members.iter().filter(|&&p| p >= a && p < a + len).count() as u64;
+                    assert_eq!(s.count_in(a, len), want, "{a} + {len}");
                 }
             }
         }
