@@ -12,6 +12,21 @@ this one run: these machines are noisy, so compare within a run, not across.
     python3 benches/sklearn_compare.py --generate 581012 --features 54 --classes 7 \
         --components 1000 --sigma 7.35 --alpha 1.0
 
+Every map scikit-learn has is compared at equal feature counts: `rff`
+(RBFSampler vs kapprox rff) and `nystroem` (Nystroem vs kapprox nystrom),
+with `--methods rff,nystroem` (the default). On a real dataset:
+
+    # a raw file: converted with `kapprox convert` (label last) and split 80/20
+    python3 benches/sklearn_compare.py --convert ../shared/data/covtype_subsets/covtype_random15k.csv \
+        --components 256 --sigma auto --alpha 1.0
+    # Parquet directories written by `kapprox convert` / `kapprox split`
+    python3 benches/sklearn_compare.py --train TRAIN_DIR --test TEST_DIR --label Cover_Type \
+        --task classification --components 256 --sigma auto
+
+`--sigma auto` takes kapprox's median rule from the first kapprox fit and
+gives scikit-learn the same number. Both sides report test accuracy
+(classification) or RMSE (regression) and the fit time (read + map + solve).
+
 needs: pip install scikit-learn pyarrow numpy
 """
 import argparse
@@ -69,7 +84,7 @@ def sklearn_side(args):
     scaler = StandardScaler().fit(X)
     X = scaler.transform(X)
     Xt = scaler.transform(Xt)
-    gamma = 1.0 / (2.0 * args.sigma**2)
+    gamma = 1.0 / (2.0 * float(args.sigma) ** 2)
     if args.method == "rff":
         fmap = RBFSampler(gamma=gamma, n_components=args.components, random_state=args.seed)
     else:
@@ -103,23 +118,33 @@ def main():
     p.add_argument("--features", type=int, default=54)
     p.add_argument("--classes", type=int, default=7)
     p.add_argument("--components", type=int, default=1000)
-    p.add_argument("--sigma", type=float, default=7.35)
+    p.add_argument("--sigma", default="7.35", help="Gaussian bandwidth, or `auto` (kapprox's median rule)")
     p.add_argument("--alpha", type=float, default=1.0)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--methods", default="rff", help="comma list of rff,nystroem")
+    p.add_argument("--methods", default="rff,nystroem", help="comma list of rff,nystroem")
+    p.add_argument("--convert", help="raw CSV/TSV/LIBSVM file: convert (label last) and split 80/20")
     p.add_argument("--json", action="store_true")
     p.add_argument("--sklearn-child", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--method", default="rff", help=argparse.SUPPRESS)
-    p.add_argument("--task", default="classification", help=argparse.SUPPRESS)
+    p.add_argument("--task", choices=["classification", "regression"],
+                   help="default: classification when --classes > 0 (generated data), else regression")
     args = p.parse_args()
     if args.sklearn_child:
         sklearn_side(args)
         return
 
-    task = "classification" if args.classes > 0 else "regression"
+    task = args.task or ("classification" if args.classes > 0 else "regression")
     kx = kapprox_bin()
     work = tempfile.mkdtemp(prefix="kapprox-bench-")
-    if not args.train:
+    if args.convert:
+        all_dir = os.path.join(work, "all")
+        rep = json.loads(subprocess.run([kx, "-q", "convert", args.convert, "--out", all_dir, "--label", "last",
+                                         "--json"], check=True, stdout=subprocess.PIPE, text=True).stdout)
+        args.label = rep["label"]
+        args.train, args.test = os.path.join(work, "train"), os.path.join(work, "test")
+        subprocess.run([kx, "-q", "split", all_dir, "--train", args.train, "--test", args.test,
+                        "--test-fraction", "0.2"], check=True)
+    elif not args.train:
         all_dir = os.path.join(work, "all")
         subprocess.run([kx, "-q", "generate", "--out", all_dir, "--rows", str(args.generate),
                         "--features", str(args.features), "--classes", str(args.classes),
@@ -138,6 +163,9 @@ def main():
                    "--task", task, "--seed", str(args.seed), "--label", args.label, "--json"]
         k_wall, _, k_out = run_child(fit_cmd)
         k_fit = json.loads(k_out)
+        if args.sigma == "auto":
+            # The median rule, as kapprox resolved it: scikit-learn gets the same number.
+            args.sigma = repr(k_fit["report"]["sigma"])
         ev = json.loads(subprocess.run([kx, "-q", "eval", "--model", model, "--data", args.test, "--json"],
                                        check=True, stdout=subprocess.PIPE, text=True).stdout)
         # scikit-learn in its own process.
@@ -150,6 +178,9 @@ def main():
         k_rss = k_fit["peak_rss_bytes"]
         r = {
             "method": method,
+            "task": task,
+            "sigma": float(args.sigma),
+            "alpha": args.alpha,
             "rows_train": k_fit["report"]["rows"],
             "components": args.components,
             "kapprox": {"fit_seconds": k_wall, "peak_rss_bytes": k_rss,
@@ -162,7 +193,8 @@ def main():
         r["memory_ratio"] = k_rss / s["peak_rss_bytes"]
         results.append(r)
         if not args.json:
-            print(f"{method}: {r['rows_train']} training rows, l = {args.components}")
+            print(f"{method}: {r['rows_train']} training rows, l = {args.components}, sigma = {float(args.sigma):.4g}, "
+                  f"alpha = {args.alpha}")
             print(f"  kapprox fit  {k_wall:7.2f} s  peak RSS {k_rss / 2**20:8.1f} MiB  test {r['kapprox']['test']}")
             print(f"  sklearn fit  {r['sklearn']['fit_seconds']:7.2f} s  peak RSS "
                   f"{s['peak_rss_bytes'] / 2**20:8.1f} MiB  test {s['test']}  stages {s['seconds']}")

@@ -12,6 +12,8 @@
 //!   same seed and layout give a bitwise-equal file.
 //! - `crash`: a `featurize` killed half-way leaves no partial shard under a
 //!   final name, and a rerun completes.
+//! - `experiments`: `kapprox experiment` writes its CSV and PNG and refuses
+//!   bad flags.
 //! - `readback`: features and predictions read back through arrow (Rust)
 //!   and pyarrow (when installed) and agree with the model.
 //! - `memory`: peak RSS of an out-of-core fit does not grow with the rows
@@ -23,6 +25,7 @@ mod util;
 
 mod bad_input;
 mod crash;
+mod experiments;
 mod happy;
 mod invariance;
 mod memory;

@@ -98,6 +98,36 @@ impl ClassMoments {
         self.gram.n_samples()
     }
 
+    /// The target-free feature statistics `[Z 1]ᵀ[Z 1]` (flushed first),
+    /// e.g. to store a partial state.
+    pub fn feature_moments(&mut self) -> &Moments {
+        self.gram.flush();
+        &self.gram
+    }
+
+    /// Per class seen, by ascending label: the label, `S_c = Σ_{label = c} z`
+    /// and the count `n_c`.
+    pub fn class_sums(&self) -> impl Iterator<Item = (f64, &Array1<f64>, f64)> + '_ {
+        self.sums.values().map(|(y, s, n)| (*y, s, *n))
+    }
+
+    /// Rebuilds an accumulator from [`ClassMoments::feature_moments`] (with
+    /// no target columns) and [`ClassMoments::class_sums`].
+    ///
+    /// # Panics
+    /// `gram` must have no targets, and every sum `n_features` entries.
+    #[track_caller]
+    pub fn from_parts(gram: Moments, sums: impl IntoIterator<Item = (f64, Array1<f64>, f64)>) -> Self {
+        assert_eq!(gram.n_targets(), 0, "class moments keep a target-free Gram");
+        let l = gram.n_features();
+        let mut out = ClassMoments { gram, sums: BTreeMap::new() };
+        for (y, s, n) in sums {
+            assert_eq!(s.len(), l, "class sums must have {l} entries");
+            out.sums.insert(LabelKey::of(y), (y, s, n));
+        }
+        out
+    }
+
     /// The classes seen, ascending.
     pub fn classes(&self) -> Vec<f64> {
         self.sums.values().map(|(y, _, _)| *y).collect()
@@ -157,5 +187,19 @@ mod tests {
         let d = &got.augmented_gram() - &want.augmented_gram();
         assert!(d.iter().all(|v| v.abs() < 1e-9), "{d}");
         let _ = array![1.0];
+    }
+
+    #[test]
+    fn parts_round_trip() {
+        let z = Array2::from_shape_fn((300, 3), |(i, j)| ((i * 5 + j) % 7) as f64 * 0.3);
+        let labels = Array1::from_shape_fn(300, |i| [1.0, 0.0, -2.5][i % 3]);
+        let mut cm = ClassMoments::new(3);
+        cm.update(z.view(), labels.view());
+        let g = cm.feature_moments().clone();
+        let sums: Vec<(f64, Array1<f64>, f64)> = cm.class_sums().map(|(y, s, n)| (y, s.clone(), n)).collect();
+        let mut back = ClassMoments::from_parts(g, sums);
+        let classes = cm.classes();
+        assert_eq!(back.classes(), classes);
+        assert_eq!(back.to_moments(&classes).augmented_gram(), cm.to_moments(&classes).augmented_gram());
     }
 }

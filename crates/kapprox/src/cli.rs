@@ -41,6 +41,48 @@ pub enum Command {
     Generate(GenerateArgs),
     /// Measure ‖K − ZZᵀ‖₂/‖K‖₂ and the Frobenius error of a feature map on data.
     KernelError(KernelErrorArgs),
+    /// Run a source paper's experiment (kernel-approx, accuracy-vs-time, rmse-table, nystrom-vs-rff,
+    /// eof-sparsity); writes results.csv and NAME.png into --out.
+    Experiment(crate::experiment::ExperimentArgs),
+    /// Merge the part files of one fit pass (from `fit --part`) and solve, or write the pass
+    /// result the next pass starts from (`fit --after`).
+    Reduce(ReduceArgs),
+    /// One part of one pass for `fit --workers` (internal).
+    #[command(hide = true)]
+    Worker(WorkerArgs),
+}
+
+/// Arguments of `reduce`.
+#[derive(Debug, Args)]
+pub struct ReduceArgs {
+    /// Part files written by `fit --part I/N` (or `--shards`), all of the same pass.
+    pub parts: Vec<PathBuf>,
+    /// Also reduce every `*.kpart` file of this directory.
+    #[arg(long)]
+    pub parts_dir: Option<PathBuf>,
+    /// The pass result the parts were computed after (default: the path recorded in the parts).
+    #[arg(long)]
+    pub after: Option<PathBuf>,
+    /// Output: the model after the last pass, else the pass result for `fit --after`.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of the hidden `worker` command.
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    /// The pass result to continue from (written by the coordinator).
+    #[arg(long)]
+    pub job: PathBuf,
+    /// Part I/N of the pass.
+    #[arg(long)]
+    pub part: String,
+    /// The part file to write.
+    #[arg(long)]
+    pub out: PathBuf,
 }
 
 /// Arguments of `kernel-error`.
@@ -314,7 +356,7 @@ pub struct FitArgs {
     /// Training data: Parquet file or directory of shards.
     #[arg(long)]
     pub train: PathBuf,
-    /// Model file to write (safetensors + JSON metadata).
+    /// Model file to write (safetensors + JSON metadata); with --part or --shards, the part file.
     #[arg(long)]
     pub out: PathBuf,
     /// The map.
@@ -350,6 +392,28 @@ pub struct FitArgs {
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// Run only part I of N of the next pass (shards split into N contiguous ranges) and write
+    /// its partial statistics to --out; merge the parts with `kapprox reduce`.
+    #[arg(long, value_name = "I/N", help_heading = "Running on many processes")]
+    pub part: Option<String>,
+    /// Like --part, with explicit shard indices, e.g. 0,3,5-9.
+    #[arg(long, value_name = "LIST", conflicts_with = "part", help_heading = "Running on many processes")]
+    pub shards: Option<String>,
+    /// Continue after this pass result (written by `kapprox reduce`): run the next pass.
+    #[arg(long, value_name = "RESULT", help_heading = "Running on many processes")]
+    pub after: Option<PathBuf>,
+    /// Run every pass in P worker processes over disjoint shard sets and reduce their parts
+    /// (isolates memory and crashes; threads are the default inside one process).
+    #[arg(
+        long,
+        value_name = "P",
+        conflicts_with_all = ["part", "shards", "after"],
+        help_heading = "Running on many processes"
+    )]
+    pub workers: Option<usize>,
+    /// Print the passes this fit makes (JSON) and exit without reading data.
+    #[arg(long, help_heading = "Running on many processes")]
+    pub plan: bool,
 }
 
 /// Arguments of `predict`.

@@ -71,7 +71,7 @@ pub fn convert(a: &ConvertArgs) -> Result<()> {
     Ok(())
 }
 
-fn scale_kind(a: ScaleArg) -> ScalerKind {
+pub(crate) fn scale_kind(a: ScaleArg) -> ScalerKind {
     match a {
         ScaleArg::Standard => ScalerKind::Standard,
         ScaleArg::Minmax => ScalerKind::MinMax,
@@ -137,6 +137,10 @@ pub fn exact_config(a: &FitArgs) -> Result<crate::exact::ExactConfig> {
 
 /// `kapprox fit`.
 pub fn fit_cmd(a: &FitArgs) -> Result<()> {
+    // --part, --shards, --after, --workers, --plan and MPI launches.
+    if crate::distributed::cli::fit(a)? {
+        return Ok(());
+    }
     let (model, report) =
         if a.map.map == "exact" { crate::exact::fit_exact(&exact_config(a)?)? } else { fit(&fit_config(a)?)? };
     model.save(&a.out)?;
@@ -196,6 +200,10 @@ pub fn eval(a: &EvalArgs) -> Result<()> {
 
 /// `kapprox featurize`.
 pub fn featurize(a: &FeaturizeArgs) -> Result<()> {
+    // Under mpirun, each rank writes its own shards.
+    if crate::distributed::cli::featurize(a)? {
+        return Ok(());
+    }
     let start = Instant::now();
     let ds = Dataset::open(&a.data)?;
     let read_cfg = ReadConfig::from_args(&a.read)?;
@@ -266,7 +274,7 @@ pub fn featurize(a: &FeaturizeArgs) -> Result<()> {
 }
 
 /// The featurize pass: one feature shard per input shard.
-fn write_features(
+pub(crate) fn write_features(
     ds: &Dataset,
     out: &Path,
     read: ReadOptions,
@@ -302,7 +310,7 @@ fn write_features(
 
 /// Features and label; with `--label auto` and no recorded label, every
 /// numeric column is a feature.
-fn resolve_optional_label(ds: &Dataset, label: &LabelSpec) -> Result<(Vec<String>, Option<String>)> {
+pub(crate) fn resolve_optional_label(ds: &Dataset, label: &LabelSpec) -> Result<(Vec<String>, Option<String>)> {
     match (label, ds.label_hint()) {
         (LabelSpec::Hint, None) => Ok(ds.resolve_columns(&LabelSpec::None)?),
         _ => Ok(ds.resolve_columns(label)?),

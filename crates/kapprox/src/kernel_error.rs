@@ -15,7 +15,7 @@ use crate::config::SigmaSpec;
 use crate::fit::method::Method;
 use crate::fit::passes::{SIGMA_SAMPLE_ROWS, prepare_pass};
 use anyhow::{Context, Result, bail};
-use kapprox_core::{Domain, Par, dense, rng};
+use kapprox_core::{Domain, dense, rng};
 use kapprox_features::nystrom::Nystrom;
 use kapprox_features::tefm::TefmKind;
 use kapprox_features::{FeatureMap, Kernel, KernelColumns, OutputKind};
@@ -138,7 +138,7 @@ pub fn features_of(method: &Method, x: ArrayView2<'_, f64>, sigma: f64, seed: u6
         Method::Tefm { sketch, n_components, power, .. } => {
             let base = method.independent_map(sigma, d_in, seed)?.expect("tefm base");
             let f = base.transform(x);
-            let ftf = dense::matmul(f.t(), f.view(), Par::rayon(0));
+            let ftf = dense::matmul(f.t(), f.view(), kapprox_core::dense_par());
             let kind = match sketch {
                 TefmKind::Gaussian => SketchKind::Gaussian,
                 TefmKind::Srht => SketchKind::Srht,
@@ -147,7 +147,7 @@ pub fn features_of(method: &Method, x: ArrayView2<'_, f64>, sigma: f64, seed: u6
             let mut sk = Sketch::new(kind, f.ncols(), *n_components, seed)?;
             sk.update(f.view(), 0)?;
             let q = kapprox_sketch::range_finder(ftf.view(), sk.finish().view(), *power)?;
-            Ok(dense::matmul(f.view(), q.view(), Par::rayon(0)))
+            Ok(dense::matmul(f.view(), q.view(), kapprox_core::dense_par()))
         }
         _ => {
             let m = method.fit_pass_map(sigma, d_in, seed, None, None)?;
@@ -192,7 +192,7 @@ pub fn approximation_error(k: &Array2<f64>, z: ArrayView2<'_, f64>, seed: u64) -
     let mut r = 0;
     while r < n {
         let e = (r + ROW_BLOCK).min(n);
-        let zz = dense::matmul(z.slice(s![r..e, ..]), z.t(), Par::rayon(0));
+        let zz = dense::matmul(z.slice(s![r..e, ..]), z.t(), kapprox_core::dense_par());
         fro2 += (&k.slice(s![r..e, ..]) - &zz).iter().map(|v| v * v).sum::<f64>();
         r = e;
     }

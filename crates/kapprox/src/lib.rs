@@ -16,7 +16,9 @@ pub mod class_moments;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod distributed;
 pub mod exact;
+pub mod experiment;
 pub mod fit;
 pub mod generate;
 pub mod kernel_error;
@@ -48,6 +50,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Demo(a) => a.json,
         Command::Convert(a) => a.json,
         Command::KernelError(a) => a.json,
+        Command::Experiment(a) => a.json,
+        Command::Reduce(a) => a.json,
         _ => false,
     };
     progress::set_quiet(cli.quiet || json);
@@ -61,5 +65,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Demo(a) => commands::demo(a),
         Command::Generate(a) => commands::generate(a),
         Command::KernelError(a) => commands::kernel_error(a),
+        Command::Experiment(a) => experiment::run(a),
+        Command::Reduce(a) => distributed::cli::reduce(a),
+        Command::Worker(a) => distributed::cli::worker(a),
     }
 }

@@ -50,6 +50,11 @@ impl Reservoir {
         self.n_features
     }
 
+    /// The seed of the priorities.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
     /// Rows currently held (`min(k, rows seen)`).
     pub fn len(&self) -> usize {
         self.index.len()

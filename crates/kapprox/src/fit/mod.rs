@@ -25,25 +25,25 @@
 //! it and `--max-memory` refuses configurations that exceed it.
 
 pub mod acc;
+pub mod job;
 pub mod method;
 pub mod passes;
 pub mod select;
 
 use crate::config::{ReadConfig, SigmaSpec};
-use crate::model::{MODEL_FORMAT, MODEL_VERSION, Model, ModelDoc, Task};
-use anyhow::{Context, Result, bail};
+use crate::model::{Model, Task};
+use anyhow::{Result, bail};
+pub use job::{FitJob, PassKind, PassState};
 use kapprox_core::{Domain, rng};
-use kapprox_features::FeatureMap;
-use kapprox_features::tefm::{Strategy, TefmKind};
-use kapprox_io::{ColumnStats, Dataset, Scaler, ScalerKind};
-use kapprox_sketch::{PowerIteration, SketchKind};
+use kapprox_features::tefm::TefmKind;
+use kapprox_io::{ColumnStats, Scaler, ScalerKind};
+use kapprox_sketch::SketchKind;
 use method::Method;
 use ndarray::{Array2, ArrayView2, Axis};
-use passes::{SIGMA_SAMPLE_ROWS, SketchState, fit_pass, prepare_pass, read_options, sketch_pass};
-use select::{CandidateReport, select};
+use passes::SIGMA_SAMPLE_ROWS;
+use select::CandidateReport;
 use serde::Serialize;
 use std::path::PathBuf;
-use std::time::Instant;
 
 /// How rows are split for selection, by a seeded hash of the row id.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, serde::Deserialize)]
@@ -175,6 +175,7 @@ pub fn estimate_memory(s: usize, l: usize, k: usize, parts: usize, sketch_l: usi
 }
 
 /// What the passes before the fit pass established.
+#[derive(Clone, Debug)]
 pub struct Prepared {
     /// Feature columns.
     pub features: Vec<String>,
@@ -191,108 +192,22 @@ pub struct Prepared {
 }
 
 /// Runs `fit` in this process; returns the model (not yet saved) and the report.
+///
+/// The passes of the [`FitJob`] run one after the other over all shards;
+/// a distributed fit (`crate::distributed`) runs the same passes on shard
+/// subsets and merges their states in shard order instead.
 pub fn fit(cfg: &FitConfig) -> Result<(Model, FitReport)> {
-    let t0 = Instant::now();
-    cfg.split.check()?;
-    let passes_before = crate::pipeline::passes_made();
-    let ds = Dataset::open(&cfg.train)?;
-    let (features, label) = ds.resolve_columns(&cfg.read.label)?;
-    let label =
-        label.with_context(|| format!("{}: a label column is needed to fit (use --label)", cfg.train.display()))?;
-    let features: Vec<String> = features.into_iter().filter(|c| c != kapprox_io::writer::ROW_ID_COLUMN).collect();
-    let n_input = features.len();
-    let all_shards: Vec<usize> = (0..ds.shards().len()).collect();
-    let read = read_options(cfg, &features, &label, &all_shards);
-
-    // Prepare: statistics and samples.
-    let stored = ds.stored_stats().and_then(|s| s.select(&features, ds.path()).ok());
-    let needs_sigma_sample = cfg.sigmas.iter().any(|s| matches!(s, SigmaSpec::Auto(_)));
-    let sample_rows = cfg.method.sample_rows().max(if needs_sigma_sample { SIGMA_SAMPLE_ROWS } else { 0 });
-    let prep = if stored.is_none() || sample_rows > 0 {
-        Some(prepare_pass(&ds, read.clone(), stored.is_none(), sample_rows, cfg.seed)?.0)
-    } else {
-        None
-    };
-    let stats: ColumnStats = match (&stored, prep.as_ref().and_then(|p| p.stats.clone())) {
-        (Some(s), _) => s.clone(),
-        (None, Some(s)) => s,
-        (None, None) => unreachable!("the prepare pass computes missing statistics"),
-    };
-    let prepared = finish_prepare(cfg, features.clone(), label.clone(), &stats, prep.and_then(|p| p.sample))?;
-    let t_prepare = t0.elapsed().as_secs_f64();
-
-    // Sketch passes (multi-pass TEFM).
-    let t1 = Instant::now();
-    let qs = sketch_passes(cfg, &ds, &read, &prepared, n_input)?;
-    let t_sketch = t1.elapsed().as_secs_f64();
-
-    // The fit pass.
-    let t2 = Instant::now();
-    let maps: Vec<Box<dyn FeatureMap>> = prepared
-        .sigmas
-        .iter()
-        .enumerate()
-        .map(|(i, &s)| {
-            cfg.method.fit_pass_map(s, n_input, cfg.seed, prepared.landmarks.as_ref(), qs.as_ref().map(|q| &q[i]))
-        })
-        .collect::<Result<_>>()?;
-    let l_acc = maps[0].n_output();
-    let k_guess = if cfg.task == Task::Regression { 1 } else { 2 };
-    let tefm_sketch = match &cfg.method {
-        Method::Tefm { sketch, n_components, strategy: Strategy::OnePass, .. } => {
-            Some((sketch_kind(*sketch), *n_components))
+    let mut job = FitJob::new(cfg)?;
+    let all: Vec<usize> = (0..job.n_shards()).collect();
+    loop {
+        let state = job.run_pass(&all)?;
+        if let Some(done) = job.advance(state)? {
+            return Ok(done);
         }
-        _ => None,
-    };
-    let stat_bytes =
-        estimate_memory(maps.len(), l_acc, k_guess, cfg.split.n_parts(), tefm_sketch.map_or(0, |(_, l)| l));
-    check_memory(cfg, stat_bytes, maps.len(), l_acc)?;
-    let (state, pass_report) = fit_pass(cfg, &ds, read, &prepared.scaler, &maps, tefm_sketch)?;
-    let t_pass = t2.elapsed().as_secs_f64();
-
-    // Selection and the final solve.
-    let t3 = Instant::now();
-    let rows = state.rows;
-    let sel = select(cfg, &cfg.method, &prepared.sigmas, n_input, state, maps)?;
-    let t_solve = t3.elapsed().as_secs_f64();
-
-    let report = FitReport {
-        method: cfg.method.name(),
-        rows,
-        skipped: pass_report.skipped,
-        validation_rows: sel.held_out_rows,
-        passes: crate::pipeline::passes_made() - passes_before,
-        median_distance: prepared.median,
-        sigma: prepared.sigmas[sel.best],
-        alpha: sel.alpha,
-        n_features: sel.map.n_output(),
-        candidates: sel.candidates,
-        statistics_bytes: stat_bytes,
-        seconds: Timings {
-            prepare: t_prepare,
-            sketch: t_sketch,
-            pass: t_pass,
-            solve: t_solve,
-            total: t0.elapsed().as_secs_f64(),
-        },
-    };
-    let doc = ModelDoc {
-        format: MODEL_FORMAT.into(),
-        version: MODEL_VERSION,
-        task: cfg.task,
-        feature_columns: features,
-        label_column: Some(label),
-        scaler: prepared.scaler,
-        map: sel.map.spec(),
-        classes: sel.classes,
-        alpha: sel.alpha,
-        training: training_record(&report)?,
-        kapprox_version: env!("CARGO_PKG_VERSION").into(),
-    };
-    Ok((Model { doc, map: sel.map, coef: sel.model.coef, intercept: sel.model.intercept }, report))
+    }
 }
 
-fn sketch_kind(k: TefmKind) -> SketchKind {
+pub(crate) fn sketch_kind(k: TefmKind) -> SketchKind {
     match k {
         TefmKind::Gaussian => SketchKind::Gaussian,
         TefmKind::Srht => SketchKind::Srht,
@@ -300,7 +215,7 @@ fn sketch_kind(k: TefmKind) -> SketchKind {
     }
 }
 
-fn check_memory(cfg: &FitConfig, bytes: u64, n_candidates: usize, l: usize) -> Result<()> {
+pub(crate) fn check_memory(cfg: &FitConfig, bytes: u64, n_candidates: usize, l: usize) -> Result<()> {
     if let Some(limit) = cfg.max_memory
         && bytes > limit
     {
@@ -360,41 +275,9 @@ pub fn finish_prepare(
     Ok(Prepared { features, label, scaler, median, sigmas, landmarks })
 }
 
-/// Multi-pass TEFM: the sketch and power-iteration passes; returns Q per
-/// candidate (`None` for other methods).
-fn sketch_passes(
-    cfg: &FitConfig,
-    ds: &Dataset,
-    read: &kapprox_io::ReadOptions,
-    prepared: &Prepared,
-    n_input: usize,
-) -> Result<Option<Vec<Array2<f64>>>> {
-    let Method::Tefm { sketch, n_components, power, strategy: Strategy::MultiPass, .. } = &cfg.method else {
-        return Ok(None);
-    };
-    let bases: Vec<Box<dyn FeatureMap>> = prepared
-        .sigmas
-        .iter()
-        .map(|&s| Ok(cfg.method.independent_map(s, n_input, cfg.seed)?.expect("tefm base")))
-        .collect::<Result<_>>()?;
-    let d = bases[0].n_output();
-    let mut iters: Vec<PowerIteration> = bases.iter().map(|_| PowerIteration::new(*power)).collect();
-    let mut state = SketchState::range(sketch_kind(*sketch), bases.len(), d, *n_components, cfg.seed)?;
-    for pass in 0..=*power {
-        let (done, _) =
-            sketch_pass(ds, read.clone(), &prepared.scaler, &bases, state, &format!("sketch {}", pass + 1))?;
-        let mut qs = Vec::new();
-        for (it, acc) in iters.iter_mut().zip(done.accs) {
-            qs.push(it.advance(acc.finish().view())?.to_owned());
-        }
-        state = SketchState::product(&qs);
-    }
-    Ok(Some(iters.into_iter().map(|it| it.finish()).collect::<Result<_, _>>()?))
-}
-
 /// The part of the report stored in the model: everything but timings, so
 /// that the same data, seed and layout give a bitwise-equal model file.
-fn training_record(report: &FitReport) -> Result<serde_json::Value> {
+pub(crate) fn training_record(report: &FitReport) -> Result<serde_json::Value> {
     let mut v = serde_json::to_value(report)?;
     if let Some(o) = v.as_object_mut() {
         o.remove("seconds");

@@ -35,6 +35,9 @@ pub fn read_options(cfg: &FitConfig, features: &[String], label: &str, shards: &
         .with_chunk_rows(cfg.read.chunk_rows)
         .with_nan_policy(cfg.read.nan)
         .with_shards(shards.iter().copied())
+        // `--threads` bounds the decode threads too (the default pool has
+        // one thread per core, the reader's default).
+        .with_threads(rayon::current_num_threads())
 }
 
 /// State of the prepare pass.
@@ -87,9 +90,8 @@ pub fn prepare_pass(
     Ok((PrepareState { stats, sample, rows: report.rows }, report))
 }
 
-/// One candidate's accumulator of a sketch pass.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub enum SketchAcc {
+/// One candidate's accumulator during a sketch pass.
+enum SketchAcc {
     /// `FᵀΘ` (the first sketch pass).
     Range(Sketch),
     /// `Fᵀ(FQ)` (a power-iteration pass).
@@ -106,18 +108,8 @@ impl SketchAcc {
         Ok(())
     }
 
-    /// Merges another shard subset's accumulator.
-    pub fn merge(&mut self, other: &SketchAcc) -> Result<()> {
-        match (self, other) {
-            (SketchAcc::Range(a), SketchAcc::Range(b)) => a.merge(b)?,
-            (SketchAcc::Product(a), SketchAcc::Product(b)) => a.merge(b)?,
-            _ => anyhow::bail!("sketch states of different passes cannot be merged"),
-        }
-        Ok(())
-    }
-
     /// The pass result (d, l).
-    pub fn finish(self) -> Array2<f64> {
+    fn finish(self) -> Array2<f64> {
         match self {
             SketchAcc::Range(s) => s.finish(),
             SketchAcc::Product(p) => p.finish(),
@@ -125,31 +117,46 @@ impl SketchAcc {
     }
 }
 
-/// State of a sketch pass: one accumulator per bandwidth candidate.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+/// What a sketch pass multiplies by.
+#[derive(Clone, Debug)]
+pub enum SketchInput {
+    /// The first pass: `FᵀΘ` with a sketch of this kind into `l` columns.
+    Range {
+        /// Kind of `Θ`.
+        kind: SketchKind,
+        /// Columns of `Θ`.
+        n_components: usize,
+        /// Seed of `Θ`.
+        seed: u64,
+    },
+    /// A power-iteration pass: `Fᵀ(FQ)` with the current `Q` of each candidate.
+    Product(Vec<Array2<f64>>),
+}
+
+/// State of a sketch pass: per bandwidth candidate, the finished (flushed)
+/// pass result `(d, l)` over the pass's rows. Merging adds them: the
+/// sketches and products are linear in the rows.
+#[derive(Clone, Debug, PartialEq)]
 pub struct SketchState {
     /// Per candidate.
-    pub accs: Vec<SketchAcc>,
+    pub accs: Vec<Array2<f64>>,
+    /// Rows read.
+    pub rows: u64,
 }
 
 impl SketchState {
-    /// A range-sketch pass for maps of `d` outputs.
-    pub fn range(kind: SketchKind, n_candidates: usize, d: usize, l: usize, seed: u64) -> Result<SketchState> {
-        let accs =
-            (0..n_candidates).map(|_| Ok(SketchAcc::Range(Sketch::new(kind, d, l, seed)?))).collect::<Result<_>>()?;
-        Ok(SketchState { accs })
-    }
-
-    /// A power-iteration pass with the current `Q` of each candidate.
-    pub fn product(qs: &[Array2<f64>]) -> SketchState {
-        SketchState { accs: qs.iter().map(|q| SketchAcc::Product(ProductAccumulator::new(q.view()))).collect() }
-    }
-
     /// Merges another shard subset's state.
     pub fn merge(&mut self, other: &SketchState) -> Result<()> {
-        for (a, b) in self.accs.iter_mut().zip(&other.accs) {
-            a.merge(b)?;
+        if self.accs.len() != other.accs.len() {
+            anyhow::bail!("sketch states of {} and {} candidates cannot be merged", self.accs.len(), other.accs.len());
         }
+        for (a, b) in self.accs.iter_mut().zip(&other.accs) {
+            if a.dim() != b.dim() {
+                anyhow::bail!("sketch states of shapes {:?} and {:?} cannot be merged", a.dim(), b.dim());
+            }
+            *a += b;
+        }
+        self.rows += other.rows;
         Ok(())
     }
 }
@@ -160,9 +167,16 @@ pub fn sketch_pass(
     read: ReadOptions,
     scaler: &Scaler,
     maps: &[Box<dyn FeatureMap>],
-    mut state: SketchState,
+    input: &SketchInput,
     label: &str,
 ) -> Result<(SketchState, PassReport)> {
+    let mut accs: Vec<SketchAcc> = match input {
+        SketchInput::Range { kind, n_components, seed } => maps
+            .iter()
+            .map(|m| Ok(SketchAcc::Range(Sketch::new(*kind, m.n_output(), *n_components, *seed)?)))
+            .collect::<Result<_>>()?,
+        SketchInput::Product(qs) => qs.iter().map(|q| SketchAcc::Product(ProductAccumulator::new(q.view()))).collect(),
+    };
     let map_refs: Vec<&dyn FeatureMap> = maps.iter().map(|m| m.as_ref()).collect();
     let mut ids = Vec::new();
     let mut ids_of = u64::MAX;
@@ -171,8 +185,9 @@ pub fn sketch_pass(
             ids_of = chunk.first_row;
             ids = chunk.row_ids.to_vec();
         }
-        state.accs[m].update(z, &ids)
+        accs[m].update(z, &ids)
     })?;
+    let state = SketchState { accs: accs.into_iter().map(SketchAcc::finish).collect(), rows: report.rows };
     Ok((state, report))
 }
 
@@ -181,8 +196,9 @@ pub fn sketch_pass(
 pub struct FitState {
     /// Per candidate: one accumulator per split part.
     pub parts: Vec<Vec<Acc>>,
-    /// One-pass TEFM: `FᵀΘ` per candidate over all rows.
-    pub sketches: Vec<Option<Sketch>>,
+    /// One-pass TEFM: the finished `FᵀΘ (d, l)` per candidate over the
+    /// pass's rows.
+    pub sketches: Vec<Option<Array2<f64>>>,
     /// Classification: held-out rows (scaled inputs, label last) per part.
     pub samples: Option<Vec<Reservoir>>,
     /// Rows seen and skipped.
@@ -201,7 +217,7 @@ impl FitState {
         }
         for (a, b) in self.sketches.iter_mut().zip(&other.sketches) {
             if let (Some(a), Some(b)) = (a.as_mut(), b.as_ref()) {
-                a.merge(b)?;
+                *a += b;
             }
         }
         if let (Some(a), Some(b)) = (self.samples.as_mut(), other.samples.as_ref()) {
@@ -266,12 +282,13 @@ pub fn fit_pass(
     let split = cfg.split;
     let n_parts = split.n_parts();
     let d_in = read.columns.len();
+    let mut sketches: Vec<Option<Sketch>> = maps
+        .iter()
+        .map(|m| tefm_sketch.map(|(kind, l)| Sketch::new(kind, m.n_output(), l, cfg.seed)).transpose())
+        .collect::<Result<_, _>>()?;
     let mut state = FitState {
         parts: maps.iter().map(|m| (0..n_parts).map(|_| Acc::new(cfg.task, m.n_output())).collect()).collect(),
-        sketches: maps
-            .iter()
-            .map(|m| tefm_sketch.map(|(kind, l)| Sketch::new(kind, m.n_output(), l, cfg.seed)).transpose())
-            .collect::<Result<_, _>>()?,
+        sketches: Vec::new(),
         samples: (cfg.task == crate::model::Task::Classification).then(|| {
             let held = split.held_out_parts();
             let cap = CLASSIFICATION_SAMPLE_ROWS / held.len().max(1);
@@ -319,7 +336,7 @@ pub fn fit_pass(
         for (p, rows) in rows_of.iter().enumerate() {
             state.parts[m][p].update(z, y.view(), rows);
         }
-        if let Some(s) = state.sketches[m].as_mut() {
+        if let Some(s) = sketches[m].as_mut() {
             let Features::Dense(zd) = z else { anyhow::bail!("TEFM needs a dense base map") };
             s.update_ids(zd.view(), &ids).context("TEFM sketch")?;
         }
@@ -327,6 +344,7 @@ pub fn fit_pass(
     })?;
     state.rows = report.rows;
     state.skipped = report.skipped;
+    state.sketches = sketches.into_iter().map(|s| s.map(RangeSketch::finish)).collect();
     state.flush();
     Ok((state, report))
 }

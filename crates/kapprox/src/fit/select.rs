@@ -83,7 +83,7 @@ fn finish_candidate(
     sigma: f64,
     n_input: usize,
     accs: &mut [Acc],
-    sketch: Option<kapprox_sketch::Sketch>,
+    sketch: Option<Array2<f64>>,
     map: Box<dyn FeatureMap>,
     classes: &[f64],
 ) -> Result<Finished> {
@@ -96,8 +96,7 @@ fn finish_candidate(
             total.merge(p);
         }
         total.flush();
-        let q =
-            kapprox_sketch::range_finder(total.zz().view(), kapprox_sketch::RangeSketch::finish(sk).view(), *power)?;
+        let q = kapprox_sketch::range_finder(total.zz().view(), sk.view(), *power)?;
         parts = parts.iter().map(|p| p.project(q.view())).collect();
         return Ok(Finished { parts, map: method.tefm_map(sigma, n_input, cfg.seed, q)? });
     }

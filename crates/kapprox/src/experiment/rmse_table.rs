@@ -1,0 +1,245 @@
+//! `experiment rmse-table`: the Fastfood paper's Table 3 layout.
+//!
+//! Test RMSE of exact kernel ridge, Nyström, random Fourier features (the
+//! paper's RKS) and Fastfood with `l` basis functions (the paper's 2048),
+//! for the Gaussian kernel and for Matérn (ν = 1.5), on each regression
+//! set. σ (Gaussian) and the length scale (Matérn) are chosen once per
+//! dataset on validation by RFF (see the [bandwidth protocol](super)); α
+//! per method on validation. Exact kernel ridge runs only when the training
+//! set has at most `--exact-rows` rows (`n²` memory, `n³` time), like the
+//! paper's "n.a." for its large sets. The paper's FFT-Fastfood and
+//! polynomial columns have no counterpart here.
+
+use super::data::DataSet;
+use super::{Common, fit_and_test, markdown_table, mean_std, plot, read_config};
+use crate::config::SigmaSpec;
+use crate::exact::{ExactConfig, fit_exact};
+use crate::fit::method::KernelFamily;
+use anyhow::{Result, bail};
+use kapprox_io::ScalerKind;
+use serde::Serialize;
+use std::path::Path;
+use std::time::Instant;
+
+/// The table's columns: `(name, kernel, map)`.
+pub const METHODS: [&str; 7] = ["exact", "nystrom", "rff", "fastfood", "exact-matern", "rff-matern", "fastfood-matern"];
+/// Basis functions, as in the paper.
+pub const FEATURES: usize = 2048;
+/// Matérn smoothness.
+pub const NU: f64 = 1.5;
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Regression datasets.
+    pub sets: Vec<DataSet>,
+    /// Columns (names of [`METHODS`]).
+    pub methods: Vec<String>,
+    /// Basis functions l.
+    pub l: usize,
+    /// Seeds averaged over.
+    pub seeds: Vec<u64>,
+    /// One σ for every method (default: chosen on validation by RFF, per kernel).
+    pub sigma: Option<SigmaSpec>,
+    /// Exact kernel ridge only up to this many training rows.
+    pub exact_rows: usize,
+}
+
+impl Options {
+    /// The defaults, overridden by the common flags.
+    pub fn new(sets: Vec<DataSet>, exact_rows: usize, c: Common) -> Result<Options> {
+        let l = match c.features.as_deref() {
+            None => FEATURES,
+            Some([l]) => *l,
+            Some(other) => bail!("--features: rmse-table takes one feature count, got {}", other.len()),
+        };
+        for s in &sets {
+            if s.task != crate::model::Task::Regression {
+                bail!("{}: rmse-table compares regression sets (use --task regression)", s.name);
+            }
+        }
+        Ok(Options {
+            sets,
+            methods: c.methods_or(&METHODS)?,
+            l,
+            seeds: c.seeds.clone().unwrap_or(vec![0]),
+            sigma: c.sigma,
+            exact_rows,
+        })
+    }
+}
+
+/// One fit.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    /// Dataset.
+    pub dataset: String,
+    /// Training rows.
+    pub n_train: u64,
+    /// Test rows.
+    pub n_test: u64,
+    /// Input columns.
+    pub d: usize,
+    /// Column of the table.
+    pub method: String,
+    /// `gaussian` or `matern`.
+    pub kernel: String,
+    /// Matérn ν (empty for Gaussian).
+    pub nu: Option<f64>,
+    /// Basis functions (exact: training rows).
+    pub l: usize,
+    /// Seed.
+    pub seed: u64,
+    /// Bandwidth σ (Matérn: length scale).
+    pub sigma: f64,
+    /// Ridge penalty α chosen on validation.
+    pub alpha: f64,
+    /// Test RMSE.
+    pub rmse: f64,
+    /// Test ‖y − ŷ‖/‖y‖.
+    pub relative_rmse: f64,
+    /// Seconds of the fit.
+    pub fit_seconds: f64,
+}
+
+fn kernel_of(method: &str) -> KernelFamily {
+    if method.ends_with("matern") { KernelFamily::Matern { nu: NU } } else { KernelFamily::Gaussian }
+}
+
+/// Runs the table.
+pub fn run(o: &Options) -> Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    for set in &o.sets {
+        let mut sigma_of: Vec<(bool, f64)> = Vec::new();
+        for name in &o.methods {
+            let kernel = kernel_of(name);
+            let matern = matches!(kernel, KernelFamily::Matern { .. });
+            let sigma = match sigma_of.iter().find(|(m, _)| *m == matern) {
+                Some(&(_, s)) => s,
+                None => {
+                    let l = o.l.min(4096);
+                    let (s, _) = super::choose_sigma(set, kernel, ScalerKind::Standard, o.sigma, l, 0)?;
+                    sigma_of.push((matern, s));
+                    s
+                }
+            };
+            let base = name.trim_end_matches("-matern");
+            if base == "exact" && set.n_train > o.exact_rows as u64 {
+                eprintln!("{}: {name} n.a. ({} training rows > --exact-rows {})", set.name, set.n_train, o.exact_rows);
+                continue;
+            }
+            for &seed in &o.seeds {
+                let (report, metrics, fit_seconds) = if base == "exact" {
+                    let cfg = ExactConfig {
+                        train: set.train.clone(),
+                        kernel,
+                        sigmas: vec![SigmaSpec::Value(sigma)],
+                        alphas: None,
+                        task: set.task,
+                        scale: ScalerKind::Standard,
+                        read: read_config(),
+                        validation: 0.2,
+                        seed,
+                        max_rows: o.exact_rows,
+                    };
+                    let t = Instant::now();
+                    let (model, report) = fit_exact(&cfg)?;
+                    let secs = t.elapsed().as_secs_f64();
+                    (report, super::test_metrics(&model, &set.test)?, secs)
+                } else {
+                    let m = super::method(base, kernel, o.l)?;
+                    let t = fit_and_test(set, m, vec![SigmaSpec::Value(sigma)], ScalerKind::Standard, seed)?;
+                    (t.report, t.metrics, t.fit_seconds)
+                };
+                let crate::predict::EvalMetrics::Regression(m) = metrics else {
+                    bail!("{}: expected regression metrics", set.name)
+                };
+                eprintln!("{}: {name:>15}: test RMSE {:.4} (fit {fit_seconds:.1} s)", set.name, m.rmse);
+                rows.push(Row {
+                    dataset: set.name.clone(),
+                    n_train: set.n_train,
+                    n_test: set.n_test,
+                    d: set.n_features,
+                    method: name.clone(),
+                    kernel: if matern { "matern".into() } else { "gaussian".into() },
+                    nu: matern.then_some(NU),
+                    l: report.n_features,
+                    seed,
+                    sigma,
+                    alpha: report.alpha,
+                    rmse: m.rmse,
+                    relative_rmse: m.relative_rmse,
+                    fit_seconds,
+                });
+            }
+        }
+    }
+    Ok(rows)
+}
+
+/// Column headings in the paper's style.
+fn heading(method: &str) -> &'static str {
+    match method {
+        "exact" => "Exact RBF",
+        "nystrom" => "Nyström RBF",
+        "rff" => "RKS RBF",
+        "fastfood" => "Fastfood RBF",
+        "exact-matern" => "Exact Matérn",
+        "nystrom-matern" => "Nyström Matérn",
+        "rff-matern" => "RKS Matérn",
+        "fastfood-matern" => "Fastfood Matérn",
+        _ => "?",
+    }
+}
+
+/// The table: one line per dataset, `m`, `d`, then the mean test RMSE per
+/// column (`n.a.` where it did not run).
+fn table(rows: &[Row], o: &Options) -> (Vec<String>, Vec<Vec<String>>) {
+    let header: Vec<String> = ["dataset", "m", "d"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain(o.methods.iter().map(|m| heading(m).to_string()))
+        .collect();
+    let body = o
+        .sets
+        .iter()
+        .map(|s| {
+            let mut line = vec![s.name.clone(), s.n_train.to_string(), s.n_features.to_string()];
+            for m in &o.methods {
+                let v: Vec<f64> =
+                    rows.iter().filter(|r| r.dataset == s.name && r.method == *m).map(|r| r.rmse).collect();
+                line.push(if v.is_empty() { "n.a.".into() } else { format!("{:.3}", mean_std(&v).0) });
+            }
+            line
+        })
+        .collect();
+    (header, body)
+}
+
+fn note(o: &Options) -> String {
+    format!(
+        "Test RMSE; l = {} basis functions; Matérn ν = {NU}; σ per dataset and kernel chosen on validation by RFF,\n\
+         α per method on validation; exact kernel ridge only for ≤ {} training rows; seeds {:?}.",
+        o.l, o.exact_rows, o.seeds
+    )
+}
+
+/// The markdown table.
+pub fn markdown(rows: &[Row], o: &Options) -> String {
+    let (header, body) = table(rows, o);
+    let h: Vec<&str> = header.iter().map(String::as_str).collect();
+    format!("{}\n{}\n", markdown_table(&h, &body), note(o).replace('\n', " "))
+}
+
+/// Writes `results.csv` and `rmse-table.png` (the rendered table).
+pub fn write(rows: &[Row], o: &Options, dir: &Path) -> Result<()> {
+    super::write_csv(rows, dir)?;
+    let (header, body) = table(rows, o);
+    plot::table(
+        &dir.join("rmse-table.png"),
+        "Test RMSE of kernel approximations (Fastfood paper, Table 3)",
+        &header,
+        &body,
+        &note(o),
+    )
+}

@@ -1,0 +1,528 @@
+//! A fit as an explicit sequence of passes with mergeable states between
+//! them: the one code path behind a local fit, partial-statistics files,
+//! local worker processes and MPI.
+//!
+//! A [`FitJob`] holds the validated configuration, what the dataset's
+//! footers say ([`JobBase`]), the plan of passes and the [`Progress`] made
+//! so far. Driving it is a loop:
+//!
+//! 1. [`FitJob::run_pass`] runs the next pass over some shards and returns
+//!    its [`PassState`] (a local fit passes all shards; a worker its own);
+//! 2. the states of all shards are merged in shard order
+//!    ([`PassState::merge`]);
+//! 3. [`FitJob::advance`] turns the merged state into the progress the next
+//!    pass needs (scaler, bandwidths, landmarks, TEFM bases, the fit pass's
+//!    maps), or, after the fit pass, selects σ and α and returns the model.
+//!
+//! Every step is deterministic, and everything a later pass needs lives in
+//! [`Progress`], which `crate::distributed` serialises into pass-result
+//! files, so the passes can run in other processes or on other machines.
+
+use super::method::Method;
+use super::passes::{
+    FitState, PrepareState, SIGMA_SAMPLE_ROWS, SketchInput, SketchState, fit_pass, prepare_pass, read_options,
+    sketch_pass,
+};
+use super::select::select;
+use super::{
+    FitConfig, FitReport, Prepared, Timings, check_memory, estimate_memory, finish_prepare, sketch_kind,
+    training_record,
+};
+use crate::config::SigmaSpec;
+use crate::model::{MODEL_FORMAT, MODEL_VERSION, Model, ModelDoc, Task};
+use anyhow::{Context, Result, bail};
+use kapprox_features::FeatureMap;
+use kapprox_features::tefm::Strategy;
+use kapprox_io::{ColumnStats, Dataset, ReadOptions};
+use kapprox_sketch::PowerIteration;
+use ndarray::Array2;
+use serde::{Deserialize, Serialize};
+use std::time::Instant;
+
+/// One data pass of a fit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum PassKind {
+    /// Column statistics and/or a reservoir sample of rows.
+    Prepare,
+    /// Multi-pass TEFM: `FᵀΘ` (index 0), then `Fᵀ(FQ)` per power iteration.
+    Sketch {
+        /// 0 for the range sketch, `i` for the `i`-th power iteration.
+        index: usize,
+    },
+    /// The ridge statistics of every candidate and split part.
+    Fit,
+}
+
+impl std::fmt::Display for PassKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PassKind::Prepare => f.write_str("prepare"),
+            PassKind::Sketch { index } => write!(f, "sketch {}", index + 1),
+            PassKind::Fit => f.write_str("fit"),
+        }
+    }
+}
+
+/// One shard as the footers describe it: file name and row count.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShardFingerprint {
+    /// File name (without directory).
+    pub name: String,
+    /// Rows in the file.
+    pub rows: u64,
+}
+
+/// What the dataset's footers say, resolved once: everything a process
+/// needs besides the configuration, so a reduce needs no access to the data.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JobBase {
+    /// Feature columns, in the order the maps see them.
+    pub features: Vec<String>,
+    /// Label column.
+    pub label: String,
+    /// Column statistics stored in the footers by `convert`, if any.
+    pub stored_stats: Option<ColumnStats>,
+    /// The shards in global row order.
+    pub shards: Vec<ShardFingerprint>,
+}
+
+impl JobBase {
+    /// Reads the footers of `cfg.train`.
+    pub fn open(cfg: &FitConfig) -> Result<(JobBase, Dataset)> {
+        let ds = Dataset::open(&cfg.train)?;
+        let (features, label) = ds.resolve_columns(&cfg.read.label)?;
+        let label =
+            label.with_context(|| format!("{}: a label column is needed to fit (use --label)", cfg.train.display()))?;
+        let features: Vec<String> = features.into_iter().filter(|c| c != kapprox_io::writer::ROW_ID_COLUMN).collect();
+        let stored_stats = ds.stored_stats().and_then(|s| s.select(&features, ds.path()).ok());
+        let shards = fingerprint(&ds);
+        Ok((JobBase { features, label, stored_stats, shards }, ds))
+    }
+
+    /// Global row id of the first row of `shard`.
+    pub fn first_row(&self, shard: usize) -> u64 {
+        self.shards[..shard].iter().map(|s| s.rows).sum()
+    }
+
+    /// Total rows.
+    pub fn n_rows(&self) -> u64 {
+        self.shards.iter().map(|s| s.rows).sum()
+    }
+
+    /// Checks that `ds` still has the shards this job was planned on.
+    pub fn check_dataset(&self, ds: &Dataset) -> Result<()> {
+        let now = fingerprint(ds);
+        if now.len() != self.shards.len() {
+            bail!(
+                "{}: the dataset has {} shards, but this fit was started on {}; the data changed",
+                ds.path().display(),
+                now.len(),
+                self.shards.len()
+            );
+        }
+        for (i, (a, b)) in self.shards.iter().zip(&now).enumerate() {
+            if a != b {
+                bail!(
+                    "{}: shard {i} is {} with {} rows, but this fit was started with {} of {} rows; the data changed",
+                    ds.path().display(),
+                    b.name,
+                    b.rows,
+                    a.name,
+                    a.rows
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+fn fingerprint(ds: &Dataset) -> Vec<ShardFingerprint> {
+    ds.shards()
+        .iter()
+        .map(|s| ShardFingerprint {
+            name: s.path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+            rows: s.n_rows,
+        })
+        .collect()
+}
+
+/// The state of one pass over some shards; states of disjoint shard sets
+/// merge into the state of their union.
+#[derive(Clone, Debug)]
+pub enum PassState {
+    /// See [`PrepareState`].
+    Prepare(PrepareState),
+    /// See [`SketchState`].
+    Sketch(SketchState),
+    /// See [`FitState`].
+    Fit(FitState),
+}
+
+impl PassState {
+    /// Short name: `prepare`, `sketch` or `fit`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            PassState::Prepare(_) => "prepare",
+            PassState::Sketch(_) => "sketch",
+            PassState::Fit(_) => "fit",
+        }
+    }
+
+    /// Rows the pass read.
+    pub fn rows(&self) -> u64 {
+        match self {
+            PassState::Prepare(s) => s.rows,
+            PassState::Sketch(s) => s.rows,
+            PassState::Fit(s) => s.rows,
+        }
+    }
+
+    /// Adds the state of the shards after this one's (merge in shard order:
+    /// the result is then a deterministic function of the partition).
+    pub fn merge(&mut self, other: &PassState) -> Result<()> {
+        match (self, other) {
+            (PassState::Prepare(a), PassState::Prepare(b)) => a.merge(b),
+            (PassState::Sketch(a), PassState::Sketch(b)) => a.merge(b),
+            (PassState::Fit(a), PassState::Fit(b)) => a.merge(b),
+            (a, b) => bail!("cannot merge the state of a {} pass with that of a {} pass", a.name(), b.name()),
+        }
+    }
+}
+
+/// What the passes so far established: all a later pass needs.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Passes completed.
+    pub done: usize,
+    /// Scaler, bandwidths and landmarks (after the prepare pass, or from the
+    /// footers when there is none).
+    pub prepared: Option<Prepared>,
+    /// Multi-pass TEFM: the current basis `Q (d, l)` per candidate.
+    pub qs: Option<Vec<Array2<f64>>>,
+    /// The fit pass's map per candidate (built once, then shipped, so every
+    /// process accumulates with bitwise the same map).
+    pub maps: Option<Vec<Box<dyn FeatureMap>>>,
+}
+
+/// A fit in progress; see the module docs.
+pub struct FitJob {
+    cfg: FitConfig,
+    base: JobBase,
+    plan: Vec<PassKind>,
+    progress: Progress,
+    dataset: Option<Dataset>,
+    stat_bytes: u64,
+    timings: Timings,
+    started: Instant,
+}
+
+impl FitJob {
+    /// Plans a fit of `cfg`: reads the footers, decides the passes, and
+    /// prepares the first one.
+    pub fn new(cfg: &FitConfig) -> Result<FitJob> {
+        let started = Instant::now();
+        cfg.split.check()?;
+        let (base, ds) = JobBase::open(cfg)?;
+        let mut job = FitJob::resume(cfg.clone(), base, Progress::default())?;
+        job.dataset = Some(ds);
+        job.started = started;
+        job.timings.prepare += started.elapsed().as_secs_f64();
+        Ok(job)
+    }
+
+    /// A job that continues from `progress` (read from a pass-result file
+    /// or received from another process); opens the dataset only when a
+    /// pass runs.
+    pub fn resume(cfg: FitConfig, base: JobBase, progress: Progress) -> Result<FitJob> {
+        cfg.split.check()?;
+        let plan = plan(&cfg, &base);
+        if progress.done >= plan.len() {
+            bail!("all {} passes of this fit are done; nothing is left to run", plan.len());
+        }
+        let mut job = FitJob {
+            cfg,
+            base,
+            plan,
+            progress,
+            dataset: None,
+            stat_bytes: 0,
+            timings: Timings::default(),
+            started: Instant::now(),
+        };
+        job.enter()?;
+        Ok(job)
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &FitConfig {
+        &self.cfg
+    }
+
+    /// The footers' facts.
+    pub fn base(&self) -> &JobBase {
+        &self.base
+    }
+
+    /// The passes, in order.
+    pub fn plan(&self) -> &[PassKind] {
+        &self.plan
+    }
+
+    /// What is established so far.
+    pub fn progress(&self) -> &Progress {
+        &self.progress
+    }
+
+    /// Replaces the progress (a process that receives the reduced result
+    /// of a pass from another) and prepares the next pass.
+    pub fn set_progress(&mut self, progress: Progress) -> Result<()> {
+        self.progress = progress;
+        self.enter()
+    }
+
+    /// Index of the next pass.
+    pub fn pass_index(&self) -> usize {
+        self.progress.done
+    }
+
+    /// The next pass.
+    pub fn next_pass(&self) -> PassKind {
+        self.plan[self.progress.done]
+    }
+
+    /// Number of shards.
+    pub fn n_shards(&self) -> usize {
+        self.base.shards.len()
+    }
+
+    /// Bytes of statistics the fit pass holds (known once the fit pass is next).
+    pub fn statistics_bytes(&self) -> u64 {
+        self.stat_bytes
+    }
+
+    /// Adds `seconds` to the stage of `kind` (a coordinator's wall time
+    /// while workers run a pass).
+    pub fn add_pass_seconds(&mut self, kind: PassKind, seconds: f64) {
+        match kind {
+            PassKind::Prepare => self.timings.prepare += seconds,
+            PassKind::Sketch { .. } => self.timings.sketch += seconds,
+            PassKind::Fit => self.timings.pass += seconds,
+        }
+    }
+
+    fn n_input(&self) -> usize {
+        self.base.features.len()
+    }
+
+    fn prepared(&self) -> &Prepared {
+        self.progress.prepared.as_ref().expect("prepared before any pass that needs it")
+    }
+
+    fn dataset(&mut self) -> Result<&Dataset> {
+        if self.dataset.is_none() {
+            let ds = Dataset::open(&self.cfg.train)?;
+            self.base.check_dataset(&ds)?;
+            self.dataset = Some(ds);
+        }
+        Ok(self.dataset.as_ref().expect("just opened"))
+    }
+
+    fn read(&self, shards: &[usize]) -> ReadOptions {
+        read_options(&self.cfg, &self.base.features, &self.base.label, shards)
+    }
+
+    /// Makes what the next pass needs from what is established: the scaler
+    /// from stored statistics when there is no prepare pass, and the fit
+    /// pass's maps (checked against `--max-memory`).
+    fn enter(&mut self) -> Result<()> {
+        let next = self.next_pass();
+        if next != PassKind::Prepare && self.progress.prepared.is_none() {
+            let stats = self.base.stored_stats.clone().expect("a prepare pass computes missing statistics");
+            let b = &self.base;
+            self.progress.prepared =
+                Some(finish_prepare(&self.cfg, b.features.clone(), b.label.clone(), &stats, None)?);
+        }
+        if next == PassKind::Fit {
+            let t = Instant::now();
+            if self.progress.maps.is_none() {
+                let (cfg, n_input) = (&self.cfg, self.n_input());
+                let prepared = self.prepared();
+                let qs = self.progress.qs.as_ref();
+                let maps: Vec<Box<dyn FeatureMap>> = prepared
+                    .sigmas
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &s)| {
+                        cfg.method.fit_pass_map(s, n_input, cfg.seed, prepared.landmarks.as_ref(), qs.map(|q| &q[i]))
+                    })
+                    .collect::<Result<_>>()?;
+                self.progress.maps = Some(maps);
+            }
+            let maps = self.progress.maps.as_ref().expect("built above");
+            let l_acc = maps[0].n_output();
+            let k_guess = if self.cfg.task == Task::Regression { 1 } else { 2 };
+            let sketch_l = self.tefm_sketch().map_or(0, |(_, l)| l);
+            self.stat_bytes = estimate_memory(maps.len(), l_acc, k_guess, self.cfg.split.n_parts(), sketch_l);
+            check_memory(&self.cfg, self.stat_bytes, maps.len(), l_acc)?;
+            self.timings.pass += t.elapsed().as_secs_f64();
+        }
+        Ok(())
+    }
+
+    fn tefm_sketch(&self) -> Option<(kapprox_sketch::SketchKind, usize)> {
+        match &self.cfg.method {
+            Method::Tefm { sketch, n_components, strategy: Strategy::OnePass, .. } => {
+                Some((sketch_kind(*sketch), *n_components))
+            }
+            _ => None,
+        }
+    }
+
+    /// Runs the next pass over `shards` (ascending indices) and returns its
+    /// state. Does not advance: merge the states of all shards, then call
+    /// [`FitJob::advance`].
+    pub fn run_pass(&mut self, shards: &[usize]) -> Result<PassState> {
+        let t = Instant::now();
+        let kind = self.next_pass();
+        let read = self.read(shards);
+        self.dataset()?;
+        let ds = self.dataset.as_ref().expect("opened above");
+        let cfg = &self.cfg;
+        let state = match kind {
+            PassKind::Prepare => {
+                let need_stats = self.base.stored_stats.is_none();
+                let (st, _) = prepare_pass(ds, read, need_stats, sample_rows(cfg), cfg.seed)?;
+                PassState::Prepare(st)
+            }
+            PassKind::Sketch { index } => {
+                let Method::Tefm { sketch, n_components, .. } = &cfg.method else {
+                    unreachable!("sketch passes are planned for TEFM only")
+                };
+                let prepared = self.progress.prepared.as_ref().expect("prepared before the sketch passes");
+                let bases: Vec<Box<dyn FeatureMap>> = prepared
+                    .sigmas
+                    .iter()
+                    .map(|&s| {
+                        Ok(cfg.method.independent_map(s, self.base.features.len(), cfg.seed)?.expect("tefm base"))
+                    })
+                    .collect::<Result<_>>()?;
+                let input = match (index, &self.progress.qs) {
+                    (0, _) => {
+                        SketchInput::Range { kind: sketch_kind(*sketch), n_components: *n_components, seed: cfg.seed }
+                    }
+                    (_, Some(qs)) => SketchInput::Product(qs.clone()),
+                    (_, None) => bail!("sketch pass {} needs the basis of the pass before it", index + 1),
+                };
+                let (st, _) = sketch_pass(ds, read, &prepared.scaler, &bases, &input, &kind.to_string())?;
+                PassState::Sketch(st)
+            }
+            PassKind::Fit => {
+                let prepared = self.progress.prepared.as_ref().expect("prepared before the fit pass");
+                let maps = self.progress.maps.as_ref().expect("maps built before the fit pass");
+                let (st, _) = fit_pass(cfg, ds, read, &prepared.scaler, maps, self.tefm_sketch())?;
+                PassState::Fit(st)
+            }
+        };
+        self.add_pass_seconds(kind, t.elapsed().as_secs_f64());
+        Ok(state)
+    }
+
+    /// Consumes the merged state of the next pass over all shards. Returns
+    /// the model and report after the fit pass, `None` before.
+    pub fn advance(&mut self, state: PassState) -> Result<Option<(Model, FitReport)>> {
+        let t = Instant::now();
+        let kind = self.next_pass();
+        match (kind, state) {
+            (PassKind::Prepare, PassState::Prepare(st)) => {
+                let stats: ColumnStats = match (&self.base.stored_stats, st.stats) {
+                    (Some(s), _) => s.clone(),
+                    (None, Some(s)) => s,
+                    (None, None) => bail!("the prepare pass state holds no column statistics"),
+                };
+                let b = &self.base;
+                let prepared = finish_prepare(&self.cfg, b.features.clone(), b.label.clone(), &stats, st.sample)?;
+                self.progress.prepared = Some(prepared);
+                self.timings.prepare += t.elapsed().as_secs_f64();
+            }
+            (PassKind::Sketch { .. }, PassState::Sketch(st)) => {
+                let qs = st
+                    .accs
+                    .iter()
+                    .map(|acc| {
+                        // One orthonormalisation step of the range finder.
+                        let mut it = PowerIteration::new(0);
+                        it.advance(acc.view())?;
+                        it.finish()
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                self.progress.qs = Some(qs);
+                self.timings.sketch += t.elapsed().as_secs_f64();
+            }
+            (PassKind::Fit, PassState::Fit(st)) => return self.finish(st).map(Some),
+            (kind, st) => bail!("the next pass is the {kind} pass, but a {} pass state was given", st.name()),
+        }
+        self.progress.done += 1;
+        self.enter()?;
+        Ok(None)
+    }
+
+    fn finish(&mut self, state: FitState) -> Result<(Model, FitReport)> {
+        let t = Instant::now();
+        let (rows, skipped) = (state.rows, state.skipped);
+        let maps = self.progress.maps.take().expect("maps built before the fit pass");
+        let prepared = self.progress.prepared.take().expect("prepared before the fit pass");
+        let sel = select(&self.cfg, &self.cfg.method, &prepared.sigmas, self.n_input(), state, maps)?;
+        self.timings.solve += t.elapsed().as_secs_f64();
+        self.progress.done += 1;
+        let cfg = &self.cfg;
+        let mut seconds = self.timings.clone();
+        seconds.total = self.started.elapsed().as_secs_f64();
+        let report = FitReport {
+            method: cfg.method.name(),
+            rows,
+            skipped,
+            validation_rows: sel.held_out_rows,
+            passes: self.plan.len() as u64,
+            median_distance: prepared.median,
+            sigma: prepared.sigmas[sel.best],
+            alpha: sel.alpha,
+            n_features: sel.map.n_output(),
+            candidates: sel.candidates,
+            statistics_bytes: self.stat_bytes,
+            seconds,
+        };
+        let doc = ModelDoc {
+            format: MODEL_FORMAT.into(),
+            version: MODEL_VERSION,
+            task: cfg.task,
+            feature_columns: prepared.features,
+            label_column: Some(prepared.label),
+            scaler: prepared.scaler,
+            map: sel.map.spec(),
+            classes: sel.classes,
+            alpha: sel.alpha,
+            training: training_record(&report)?,
+            kapprox_version: env!("CARGO_PKG_VERSION").into(),
+        };
+        Ok((Model { doc, map: sel.map, coef: sel.model.coef, intercept: sel.model.intercept }, report))
+    }
+}
+
+/// Rows the prepare pass samples: Nyström's landmarks and the σ sample.
+fn sample_rows(cfg: &FitConfig) -> usize {
+    let needs_sigma_sample = cfg.sigmas.iter().any(|s| matches!(s, SigmaSpec::Auto(_)));
+    cfg.method.sample_rows().max(if needs_sigma_sample { SIGMA_SAMPLE_ROWS } else { 0 })
+}
+
+/// The passes of a fit: prepare when the footers hold no statistics or a
+/// sample is needed, then TEFM's sketch passes, then the fit pass.
+pub fn plan(cfg: &FitConfig, base: &JobBase) -> Vec<PassKind> {
+    let mut plan = Vec::new();
+    if base.stored_stats.is_none() || sample_rows(cfg) > 0 {
+        plan.push(PassKind::Prepare);
+    }
+    plan.extend((0..cfg.method.sketch_passes()).map(|index| PassKind::Sketch { index }));
+    plan.push(PassKind::Fit);
+    plan
+}
