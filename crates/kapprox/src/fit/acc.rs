@@ -71,14 +71,15 @@ impl Acc {
     }
 
     /// Feature Gram plus targets: regression as is, classification for the
-    /// class list `classes` (±1 one-vs-rest).
-    pub fn moments(&mut self, classes: &[f64]) -> Moments {
+    /// class list `classes` (±1 one-vs-rest). Consumes the accumulator, so
+    /// that selection never holds two copies of the statistics.
+    pub fn into_moments(self, classes: &[f64]) -> Moments {
         match self {
-            Acc::Regression(m) => {
+            Acc::Regression(mut m) => {
                 m.flush();
-                m.clone()
+                m
             }
-            Acc::Classification(m) => m.to_moments(classes),
+            Acc::Classification(mut m) => m.to_moments(classes),
         }
     }
 

@@ -82,12 +82,12 @@ fn finish_candidate(
     method: &Method,
     sigma: f64,
     n_input: usize,
-    accs: &mut [Acc],
+    accs: Vec<Acc>,
     sketch: Option<Array2<f64>>,
     map: Box<dyn FeatureMap>,
     classes: &[f64],
 ) -> Result<Finished> {
-    let mut parts: Vec<Moments> = accs.iter_mut().map(|a| a.moments(classes)).collect();
+    let mut parts: Vec<Moments> = accs.into_iter().map(|a| a.into_moments(classes)).collect();
     if let (Method::Tefm { power, .. }, Some(sk)) = (method, sketch) {
         // One-pass TEFM: Q from FᵀF (all rows) and FᵀΘ, then the statistics
         // of G = FQ by projection.
@@ -151,10 +151,17 @@ pub fn select(
             })
             .collect()
     });
-    let mut reports = Vec::new();
-    let mut finished = Vec::new();
+    let better = |a: &CandidateReport, b: &CandidateReport| match (a.validation_accuracy, b.validation_accuracy) {
+        (Some(x), Some(y)) if (x - y).abs() > 1e-12 => y.total_cmp(&x),
+        _ => a.validation_mse.total_cmp(&b.validation_mse),
+    };
+    let mut reports: Vec<CandidateReport> = Vec::new();
+    // Only the best candidate so far keeps its statistics: the peak of
+    // selection is the pass's statistics plus one candidate's solve.
+    let mut leader: Option<(usize, Finished)> = None;
     let sketches = std::mem::take(&mut state.sketches);
-    for (((accs, map), sk), &sigma) in state.parts.iter_mut().zip(maps).zip(sketches).zip(sigmas) {
+    let parts = std::mem::take(&mut state.parts);
+    for (((accs, map), sk), &sigma) in parts.into_iter().zip(maps).zip(sketches).zip(sigmas) {
         let f = finish_candidate(cfg, method, sigma, n_input, accs, sk, map, &class_list)?;
         for &p in &held {
             if f.parts[p].n_samples() == 0.0 {
@@ -223,15 +230,14 @@ pub fn select(
             validation_macro_f1: best.macro_f1,
             curve,
         });
-        finished.push(f);
+        let i = reports.len() - 1;
+        // Strictly better replaces: ties keep the earlier candidate.
+        if leader.as_ref().is_none_or(|(b, _)| better(&reports[i], &reports[*b]).is_lt()) {
+            leader = Some((i, f));
+        }
     }
-    let better = |a: &CandidateReport, b: &CandidateReport| match (a.validation_accuracy, b.validation_accuracy) {
-        (Some(x), Some(y)) if (x - y).abs() > 1e-12 => y.total_cmp(&x),
-        _ => a.validation_mse.total_cmp(&b.validation_mse),
-    };
-    let best = (0..reports.len()).min_by(|&a, &b| better(&reports[a], &reports[b])).context("no candidates")?;
+    let (best, f) = leader.context("no candidates")?;
     let alpha = reports[best].best_alpha;
-    let f = finished.swap_remove(best);
     let held_out_rows = held.iter().map(|&p| f.parts[p].n_samples()).sum();
     let total = total_of(&f.parts);
     let model = kapprox_solve::Ridge::params().with_alpha(alpha).check()?.fit(&total)?.model;
