@@ -202,7 +202,12 @@ impl RidgeValidParams {
         self.solve(Normal::from_centered(c, self.fit_intercept)?)
     }
 
-    fn solve(&self, nrm: Normal) -> Result<RidgeSolution> {
+    /// The same parameters with penalty `alpha` (already checked by the caller).
+    pub(crate) fn at_alpha(&self, alpha: f64) -> RidgeValidParams {
+        RidgeValidParams { alpha, ..self.clone() }
+    }
+
+    pub(crate) fn solve(&self, nrm: Normal) -> Result<RidgeSolution> {
         let rcond = self.rcond(nrm.a.nrows());
         let (coef, info) = solve_shifted(nrm.a.view(), nrm.b.view(), self.alpha, self.fallback, rcond)?;
         Ok(RidgeSolution { model: nrm.model(coef), info })

@@ -191,13 +191,18 @@ pub fn select(
                 } else {
                     total.minus(&f.parts[p])
                 };
-                let path = AlphaPath::from_moments(&train, true)?;
                 let (x, y) = &samples[p];
                 if x.nrows() == 0 {
                     continue;
                 }
+                // One α: a Cholesky solve instead of an eigendecomposition.
+                let path = (alphas.len() > 1).then(|| AlphaPath::from_moments(&train, true)).transpose()?;
                 for (i, &alpha) in alphas.iter().enumerate() {
-                    let scores = sample_scores(f.map.as_ref(), &path.model(alpha)?, x.view())?;
+                    let model = match &path {
+                        Some(path) => path.model(alpha)?,
+                        None => kapprox_solve::Ridge::params().with_alpha(alpha).check()?.fit(&train)?.model,
+                    };
+                    let scores = sample_scores(f.map.as_ref(), &model, x.view())?;
                     let pred = cls.decode_argmax(scores.view())?;
                     let mut a = ClassificationAccumulator::new(&cls);
                     a.update(y.view(), pred.view())?;

@@ -111,6 +111,16 @@ fn holdout_equals_explicit_holdout_and_ties_go_to_the_larger_alpha() {
         let mse = (zv.dot(&w) + &b - yv).mapv(|v| v * v).mean().unwrap();
         assert!(close(r.mean_mse[a], mse, 1e-9));
     }
+    // A single α takes the Cholesky route instead of the eigendecomposition:
+    // the same error, for hold-out and for k folds.
+    let folds = [moments(zt, yt), moments(zv, yv)];
+    for (a, &alpha) in alphas.iter().enumerate() {
+        let one = holdout(&folds[0], &folds[1], &[alpha]).unwrap();
+        assert!(close(one.mean_mse[0], r.mean_mse[a], 1e-9), "alpha {alpha}: {} vs {}", one.mean_mse[0], r.mean_mse[a]);
+        let cv_one = cross_validate(&folds, &[alpha]).unwrap();
+        let cv_all = cross_validate(&folds, &alphas).unwrap();
+        assert!(close(cv_one.mean_mse[0], cv_all.mean_mse[a], 1e-9));
+    }
     // Constant targets: every α predicts exactly; all errors tie at ~0.
     let yc = Array2::from_elem((150, 1), 4.0);
     let r = holdout(&moments(zt, yc.slice(s![..100, ..])), &moments(zv, yc.slice(s![100.., ..])), &alphas).unwrap();
