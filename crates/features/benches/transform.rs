@@ -78,6 +78,8 @@ fn bench_fastfood_vs_dense(c: &mut Criterion) {
         let mut out = Array2::zeros((n, l));
         for kind in [MapKind::Fastfood, MapKind::Rff] {
             let map = build(kind, d, l);
+            // The map's own memory: O(l) for Fastfood, O(l·d) for the dense map.
+            eprintln!("{} (d = {d}, l = {l}): parameters {} bytes", kind.name(), map.parameter_bytes());
             g.bench_function(kind.name(), |b| b.iter(|| map.transform_into(black_box(x.view()), out.view_mut())));
         }
         g.finish();
