@@ -173,6 +173,31 @@ kapprox_test!(tefm_models_are_the_same_from_workers_and_parts, |dir| {
     same_model_from_every_partition(&dir, &TEFM_ONE);
 });
 
+// One worker is one process; more workers than shards leave some idle.
+kapprox_test!(one_worker_is_one_process_and_idle_workers_change_nothing, |dir| {
+    seven(&dir);
+    let m = &RFF;
+    dir.cmd(&fit_args(m, &["--out", "one.safetensors"])).stdout();
+    dir.cmd(&fit_args(m, &["--out", "w1.safetensors", "--workers", "1"])).stdout();
+    let r = dir.cmd(&fit_args(m, &["--out", "w10.safetensors", "--workers", "10", "--json"])).json();
+    let bytes = |f: &str| std::fs::read(dir.join(f)).unwrap();
+    assert!(bytes("one.safetensors") == bytes("w1.safetensors"), "--workers 1 differs from one process");
+    let d = rel_max_diff(&weights(&dir.model("one.safetensors")), &weights(&dir.model("w10.safetensors")));
+    assert!(d <= TOLERANCE, "--workers 10 differs from one process by {d:e} relative");
+    // The report names each worker with its own part, in merge (shard) order.
+    for pass in r["distributed"]["passes"].as_array().unwrap() {
+        let parts = pass["parts"].as_array().unwrap();
+        assert_eq!(parts.len(), 10, "{pass}");
+        for p in parts {
+            let worker = p["source"].as_str().unwrap().strip_prefix("worker ").expect("worker N");
+            let part = p["part"].as_str().unwrap();
+            assert!(part.starts_with(&format!("part {worker}/10, shards ")), "worker {worker} reported {part}");
+        }
+        let rows: u64 = parts.iter().map(|p| p["rows"].as_u64().unwrap()).sum();
+        assert_eq!(rows, 6554, "{pass}");
+    }
+});
+
 // ---------------------------------------------------------------------------
 // Faults
 

@@ -142,9 +142,13 @@ pub fn fit_with_workers(
         for p in paths.iter().chain([&job_path]) {
             let _ = std::fs::remove_file(p);
         }
+        // The summaries are in merge order and name the part files: name
+        // the workers instead.
         let mut parts = red.parts;
-        for (p, w) in parts.iter_mut().zip(&running) {
-            p.source = format!("worker {}", w.index);
+        for p in parts.iter_mut() {
+            if let Some(w) = running.iter().find(|w| w.part.display().to_string() == p.source) {
+                p.source = format!("worker {}", w.index);
+            }
         }
         passes.push(PassTiming { pass: kind.to_string(), seconds, wait: 0.0, reduce: red.seconds, parts });
         if let Some((model, report)) = red.result {
