@@ -396,3 +396,101 @@ kapprox_test!(reduce_refuses_parts_of_another_pass_or_pass_result, |dir| {
     dir.cmd(&["reduce", "b1.kpart", "b2.kpart", "--out", "m.safetensors"]).stdout();
     assert!(Path::new(&dir.join("m.safetensors")).exists());
 });
+
+// ---------------------------------------------------------------------------
+// MPI (cargo feature `mpi`; `.ci/run` runs these with
+// `cargo test --release -p kapprox --features mpi --test cli distributed`).
+
+#[cfg(feature = "mpi")]
+mod mpi {
+    use super::*;
+    use crate::util::BIN;
+    use std::process::Command;
+
+    /// `mpirun -n <n> kapprox <args>` in `dir`; asserts success; returns stdout.
+    fn mpirun(dir: &Dir, n: usize, args: &[&str]) -> String {
+        let o = Command::new("mpirun")
+            .args(["-n", &n.to_string(), "--allow-run-as-root", "--oversubscribe", BIN])
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .expect("mpirun runs (apt-get install openmpi-bin)");
+        assert!(
+            o.status.success(),
+            "mpirun -n {n} kapprox {} failed:\n{}\n{}",
+            args.join(" "),
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8(o.stdout).unwrap()
+    }
+
+    fn same_model_under_mpi(dir: &Dir, m: &Method) {
+        dir.cmd(&fit_args(m, &["--out", "one.safetensors"])).stdout();
+        dir.cmd(&fit_args(m, &["--out", "w3.safetensors", "--workers", "3"])).stdout();
+        fit_in_parts(dir, m, 2, "p2", "p2.safetensors");
+        for n in [2, 3] {
+            let out = format!("mpi{n}.safetensors");
+            let stdout = mpirun(dir, n, &fit_args(m, &["--out", &out, "--json"]));
+            let r: serde_json::Value = serde_json::from_str(stdout.trim()).expect("rank 0 prints one JSON report");
+            assert_eq!(r["distributed"]["mode"], "mpi", "{r}");
+            assert_eq!(r["distributed"]["processes"].as_u64(), Some(n as u64), "{r}");
+            assert_eq!(r["report"]["passes"].as_u64(), Some(m.passes as u64), "{}: mpirun -n {n}: {r}", m.name);
+        }
+        let reference = compared(dir, "one.safetensors", m.over_base);
+        for other in ["mpi2", "mpi3"] {
+            let d = rel_max_diff(&reference, &compared(dir, &format!("{other}.safetensors"), m.over_base));
+            eprintln!("{}: one process vs {other}: relative max difference {d:.3e}", m.name);
+            assert!(d <= TOLERANCE, "{}: {other} differs from one process by {d:e} relative", m.name);
+        }
+        let bytes = |f: &str| std::fs::read(dir.join(f)).unwrap();
+        assert!(bytes("mpi2.safetensors") == bytes("p2.safetensors"), "{}: mpirun -n 2 != 2 parts", m.name);
+        assert!(bytes("mpi3.safetensors") == bytes("w3.safetensors"), "{}: mpirun -n 3 != --workers 3", m.name);
+    }
+
+    kapprox_test!(mpi_rff_model_is_the_same_as_one_process_and_workers, |dir| {
+        seven(&dir);
+        same_model_under_mpi(&dir, &RFF);
+    });
+
+    kapprox_test!(mpi_nystrom_model_is_the_same_as_one_process_and_workers, |dir| {
+        seven(&dir);
+        same_model_under_mpi(&dir, &NYSTROM);
+    });
+
+    kapprox_test!(mpi_tefm_model_is_the_same_as_one_process_and_workers, |dir| {
+        seven(&dir);
+        same_model_under_mpi(&dir, &TEFM_MULTI);
+    });
+
+    kapprox_test!(mpi_featurize_writes_the_shards_of_one_process, |dir| {
+        seven(&dir);
+        let args = ["featurize", "--data", "seven", "--features", "16", "--sigma", "10"];
+        dir.cmd(&args).args(&["--out", "one"]).stdout();
+        let mut a = args.to_vec();
+        a.extend_from_slice(&["--out", "mpi"]);
+        mpirun(&dir, 3, &a);
+        let names = crate::util::parts(&dir.join("one"));
+        assert_eq!(names.len(), 7);
+        assert_eq!(crate::util::parts(&dir.join("mpi")), names);
+        for n in &names {
+            let (a, b) =
+                (std::fs::read(dir.join("one").join(n)).unwrap(), std::fs::read(dir.join("mpi").join(n)).unwrap());
+            assert!(a == b, "{n} differs between one process and mpirun -n 3");
+        }
+    });
+
+    kapprox_test!(mpi_fit_fails_cleanly_on_bad_flags, |dir| {
+        seven(&dir);
+        let before = dir.listing();
+        let o = Command::new("mpirun")
+            .args(["-n", "2", "--allow-run-as-root", "--oversubscribe", BIN])
+            .args(&fit_args(&FAULT, &["--out", "m.safetensors", "--label", "nosuch"]))
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(!o.status.success());
+        assert!(String::from_utf8_lossy(&o.stderr).contains("nosuch"), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(dir.listing(), before);
+    });
+}
