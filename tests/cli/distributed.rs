@@ -485,7 +485,7 @@ mod mpi {
         let before = dir.listing();
         let o = Command::new("mpirun")
             .args(["-n", "2", "--allow-run-as-root", "--oversubscribe", BIN])
-            .args(&fit_args(&FAULT, &["--out", "m.safetensors", "--label", "nosuch"]))
+            .args(fit_args(&FAULT, &["--out", "m.safetensors", "--label", "nosuch"]))
             .current_dir(dir.path())
             .output()
             .unwrap();
