@@ -10,6 +10,10 @@
 //!   row, the column and what was expected, exit code 2, and no output.
 //! - `invariance`: the model does not depend on chunk size or shard layout;
 //!   same seed and layout give a bitwise-equal file.
+//! - `distributed`: `fit --workers`, `fit --part` + `reduce` (pass by pass)
+//!   and `mpirun` (feature `mpi`) give the model of one process; bad,
+//!   missing or duplicate parts and dead workers are refused, no model is
+//!   written, and rerunning the missing part completes the fit.
 //! - `crash`: a `featurize` killed half-way leaves no partial shard under a
 //!   final name, and a rerun completes.
 //! - `experiments`: `kapprox experiment` writes its CSV and PNG and refuses
@@ -25,6 +29,7 @@ mod util;
 
 mod bad_input;
 mod crash;
+mod distributed;
 mod experiments;
 mod happy;
 mod invariance;

@@ -126,7 +126,7 @@ pub fn fit(a: &FitArgs) -> Result<bool> {
             (job, AfterDoc { fingerprint, path: None })
         }
     };
-    run_part(job, after, &sel, &a.out, a.json, None).map(|_| true)
+    run_part(job, after, &sel, &a.out, a.json, abort_hook()).map(|_| true)
 }
 
 /// Runs the next pass of `job` on the shards of `sel` and writes the part.
@@ -175,8 +175,12 @@ fn run_part(
 pub fn worker(a: &WorkerArgs) -> Result<()> {
     let (job, after) = resume_from_result(&a.job, None)?;
     let sel = ShardSelection::parse_part(&a.part)?;
-    let hook = std::env::var(ABORT_HOOK).ok().and_then(|v| v.parse().ok());
-    run_part(job, after, &sel, &a.out, false, hook)
+    run_part(job, after, &sel, &a.out, false, abort_hook())
+}
+
+/// The part number named by the test hook [`ABORT_HOOK`], if set.
+fn abort_hook() -> Option<usize> {
+    std::env::var(ABORT_HOOK).ok().and_then(|v| v.trim().parse().ok())
 }
 
 /// The part files of `reduce`: those given, plus the `*.kpart` files of

@@ -95,10 +95,10 @@ pub struct PartDoc {
 }
 
 impl PartDoc {
-    /// E.g. `part 3/10 (shards 20-29)` or `shards 0,4`.
+    /// E.g. `part 3/10, shards 20-29` or `shards 0,4`.
     pub fn describe(&self) -> String {
         match self.part {
-            Some([i, n]) => format!("part {i}/{n} (shards {})", format_shards(&self.shards)),
+            Some([i, n]) => format!("part {i}/{n}, shards {}", format_shards(&self.shards)),
             None => format!("shards {}", format_shards(&self.shards)),
         }
     }
@@ -295,9 +295,12 @@ pub fn resume_from_result(path: &Path, local: Option<&crate::fit::FitConfig>) ->
         let here = RunDoc { config: super::ConfigDoc::of(local), base: base.clone() };
         if let Some(d) = here.difference(&doc.run) {
             bail!(
-                "{}: this pass result is from another fit than the one on the command line: {d} (the command \
-                 line's value first); run the next pass with the flags of the pass that made it",
-                path.display()
+                "{}: this pass result is from another fit than the one on the command line: its {} is {}, the \
+                 command line's is {}; run the next pass with the flags of the pass that made it",
+                path.display(),
+                d.what,
+                d.theirs,
+                d.ours
             );
         }
         cfg = local.clone();

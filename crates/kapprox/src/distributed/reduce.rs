@@ -79,7 +79,13 @@ pub fn check_part(
     after: &str,
 ) -> Result<()> {
     if let Some(d) = doc.run.difference(run) {
-        bail!("{source} is from another fit than {reference}: {d}; parts of one fit must share every flag");
+        bail!(
+            "{source}: {} {} differs from {reference}'s {} {}; the parts of one fit need the same flags and data",
+            d.what,
+            d.ours,
+            d.what,
+            d.theirs
+        );
     }
     if doc.pass != *pass {
         bail!("{source} holds {}, but {reference} is at {pass}: reduce the parts of one pass at a time", doc.pass);
@@ -109,7 +115,8 @@ pub fn check_coverage(run: &RunDoc, docs: &[(String, PartDoc)]) -> Result<Vec<us
             if let Some(j) = owner[s] {
                 let (other, od) = &docs[j];
                 bail!(
-                    "shard {s} ({}) is in two parts: {other} ({}) and {src} ({}); each shard must be in exactly one part",
+                    "shard {s} ({}) is covered by both {other} ({}) and {src} ({}); each shard must be in exactly \
+                     one part",
                     shards[s].name,
                     od.describe(),
                     d.describe()
@@ -122,21 +129,24 @@ pub fn check_coverage(run: &RunDoc, docs: &[(String, PartDoc)]) -> Result<Vec<us
     if !missing.is_empty() {
         let names: Vec<&str> = missing.iter().take(3).map(|&s| shards[s].name.as_str()).collect();
         let more = if missing.len() > 3 { format!(", ... {} in all", missing.len()) } else { String::new() };
-        // With `--part i/N` parts, name the missing part numbers.
+        let (what, verb, them) = if missing.len() == 1 { ("shard", "is", "it") } else { ("shards", "are", "them") };
+        // When every part is a `--part i/N` of the same N, name the part jobs
+        // to rerun; else the shards.
         let ofs: Vec<usize> = docs.iter().filter_map(|(_, d)| d.part.map(|p| p[1])).collect();
-        let hint = match ofs.first() {
-            Some(&of) if ofs.iter().all(|&o| o == of) => {
+        let rerun = match ofs.first() {
+            Some(&of) if ofs.len() == docs.len() && ofs.iter().all(|&o| o == of) => {
                 let lost: Vec<String> = (0..of)
                     .filter(|&i| part_shards(i, of, n).any(|s| owner[s].is_none()))
-                    .map(|i| format!("{}/{of}", i + 1))
+                    .map(|i| format!("`kapprox fit --part {}/{of} ...`", i + 1))
                     .collect();
-                format!("; the missing part(s): --part {}", lost.join(", --part "))
+                format!("rerun {} with the same flags", lost.join(", "))
             }
-            _ => String::new(),
+            _ => {
+                format!("compute {them} with `kapprox fit --shards {} ...` and the same flags", format_shards(&missing))
+            }
         };
         bail!(
-            "shard(s) {} ({}{more}) are in none of the {} part file(s){hint}; compute the missing part(s) with `kapprox \
-             fit` and the same flags, then reduce again",
+            "{what} {} ({}{more}) {verb} covered by none of the {} part file(s); {rerun}, then reduce again",
             format_shards(&missing),
             names.join(", "),
             docs.len()
@@ -194,11 +204,22 @@ pub fn reduce_files_into(job: &mut FitJob, after: &str, paths: &[PathBuf]) -> Re
     reduce_checked(job, paths, docs)
 }
 
+/// What to do about a part file that cannot be read.
+const RERUN: &str = "rerun the part job that wrote it, then reduce again";
+
 fn read_docs(paths: &[PathBuf]) -> Result<Vec<(String, PartDoc)>> {
+    let mut seen: Vec<(PathBuf, &Path)> = Vec::new();
+    for p in paths {
+        let canonical = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+        if let Some((_, first)) = seen.iter().find(|(c, _)| *c == canonical) {
+            bail!("{} is given twice (also as {}); give each part file once", p.display(), first.display());
+        }
+        seen.push((canonical, p));
+    }
     paths
         .iter()
         .map(|p| {
-            let doc = read_part_doc(p).context("cannot reduce: rerun the part that wrote this file")?;
+            let doc = read_part_doc(p).map_err(|e| anyhow::anyhow!("{e:#}; {RERUN}"))?;
             Ok((p.display().to_string(), doc))
         })
         .collect()
@@ -209,7 +230,7 @@ fn reduce_checked(job: &mut FitJob, paths: &[PathBuf], docs: Vec<(String, PartDo
     let order = check_coverage(&run, &docs)?;
     let sources: Vec<String> = docs.iter().map(|(s, _)| s.clone()).collect();
     let (result, seconds) = merge_and_advance(job, &sources, &order, |i| {
-        let (doc, state) = read_part(&paths[i]).context("cannot reduce: rerun the part that wrote this file")?;
+        let (doc, state) = read_part(&paths[i]).map_err(|e| anyhow::anyhow!("{e:#}; {RERUN}"))?;
         if doc.shards != docs[i].1.shards || doc.pass != docs[i].1.pass {
             bail!("{}: the file changed while it was being reduced", paths[i].display());
         }
@@ -253,7 +274,7 @@ pub fn reduce_files(paths: &[PathBuf], after: Option<&Path>) -> Result<(FitJob, 
     let run = RunDoc::of(&job);
     let reference = "the pass result";
     if let Some(d) = first.run.difference(&run) {
-        bail!("{first_src} is from another fit than {reference}: {d}");
+        bail!("{first_src}: {} {} differs from {reference}'s {} {}", d.what, d.ours, d.what, d.theirs);
     }
     let pass =
         super::files::PassDoc { index: job.pass_index(), of: job.plan().len(), name: job.next_pass().to_string() };

@@ -27,9 +27,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-/// Environment variable read by `kapprox worker`: the worker whose part
-/// number equals its value aborts after its pass, before writing its part
-/// (a test hook for crash handling; documented, harmless otherwise).
+/// Test-only hook, read by `kapprox worker` and `kapprox fit --part I/N`:
+/// the process whose part number `I` equals its value aborts (SIGABRT)
+/// after its pass, before writing its part file. The CLI tests use it to
+/// kill a worker or a part job at a known point; it has no other use.
 pub const ABORT_HOOK: &str = "KAPPROX_TEST_WORKER_ABORT";
 
 /// One pass of a distributed fit, for reports.
@@ -141,9 +142,13 @@ pub fn fit_with_workers(
         for p in paths.iter().chain([&job_path]) {
             let _ = std::fs::remove_file(p);
         }
+        // The summaries are in merge order and name the part files: name
+        // the workers instead.
         let mut parts = red.parts;
-        for (p, w) in parts.iter_mut().zip(&running) {
-            p.source = format!("worker {}", w.index);
+        for p in parts.iter_mut() {
+            if let Some(w) = running.iter().find(|w| w.part.display().to_string() == p.source) {
+                p.source = format!("worker {}", w.index);
+            }
         }
         passes.push(PassTiming { pass: kind.to_string(), seconds, wait: 0.0, reduce: red.seconds, parts });
         if let Some((model, report)) = red.result {
