@@ -57,8 +57,8 @@ pub enum Experiment {
     /// l = 16..512, seeds 0,1,2.
     AccuracyVsTime,
     /// Fastfood paper Table 3: test RMSE of exact / Nyström / RFF / Fastfood, Gaussian and Matérn
-    /// (ν = 1.5). Defaults: CPU and census house_16H (80/20 split), l = 2048, seed 0, exact kernel
-    /// ridge up to --exact-rows training rows.
+    /// (ν = 1.5). Defaults: CPU (with its test file) and census house_16H (an 80/20 split), l = 2048,
+    /// seed 0, exact kernel ridge up to --exact-rows training rows.
     RmseTable,
     /// Nyström-vs-RFF paper Fig. 2: test RMSE or accuracy against the number of landmarks / features.
     /// Defaults: CPU, census house_16H, a9a and a 15k Covertype sample, m = 10..1000, seeds 0,1,2.
