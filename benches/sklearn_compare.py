@@ -19,13 +19,24 @@ with `--methods rff,nystroem` (the default). On a real dataset:
     # a raw file: converted with `kapprox convert` (label last) and split 80/20
     python3 benches/sklearn_compare.py --convert ../shared/data/covtype_subsets/covtype_random15k.csv \
         --components 256 --sigma auto --alpha 1.0
+    # a raw training file with its own test file (the CPU split, regression)
+    python3 benches/sklearn_compare.py --convert ../shared/data/cpu_rks_train.tsv.gz \
+        --convert-test ../shared/data/cpu_rks_test.tsv.gz --task regression \
+        --components 256 --sigma 'auto*4' --alpha 0.1
     # Parquet directories written by `kapprox convert` / `kapprox split`
     python3 benches/sklearn_compare.py --train TRAIN_DIR --test TEST_DIR --label Cover_Type \
         --task classification --components 256 --sigma auto
 
-`--sigma auto` takes kapprox's median rule from the first kapprox fit and
-gives scikit-learn the same number. Both sides report test accuracy
-(classification) or RMSE (regression) and the fit time (read + map + solve).
+`--sigma auto` (or `auto*F`) takes kapprox's median rule from the first
+kapprox fit and gives scikit-learn the same number. Both sides report test
+accuracy (classification) or RMSE (regression), the fit time (read + map +
+solve; scikit-learn's is measured inside its process, after its imports,
+and its whole child process is reported too) and the peak RSS; the summary
+gives, per map, the time ratio (scikit-learn / kapprox), the memory ratio
+(kapprox / scikit-learn) and the metric difference.
+
+The kapprox binary is `--kapprox PATH`, else `$CARGO_TARGET_DIR/release/kapprox`
+or `target/release/kapprox`, built when missing.
 
 needs: pip install scikit-learn pyarrow numpy
 """
@@ -33,6 +44,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -42,8 +54,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 
-def kapprox_bin():
-    path = os.path.join(ROOT, "target", "release", "kapprox")
+def kapprox_bin(given=None):
+    if given:
+        return given
+    target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")
+    path = os.path.join(target, "release", "kapprox")
     if not os.path.exists(path):
         subprocess.run(["cargo", "build", "--release", "-p", "kapprox"], cwd=ROOT, check=True)
     return path
@@ -69,15 +84,20 @@ def sklearn_side(args):
     from sklearn.linear_model import Ridge
     from sklearn.preprocessing import StandardScaler
 
+    # Peak RSS once the interpreter and the libraries are loaded: the part of
+    # scikit-learn's peak that is not the data.
+    baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     timings = {}
     t0 = time.perf_counter()
     t = t0
     train = pads.dataset(args.train, format="parquet").to_table().to_pandas()
     test = pads.dataset(args.test, format="parquet").to_table().to_pandas()
     label = args.label
-    X = train.drop(columns=[label]).to_numpy(dtype=np.float64)
+    # kapprox's own row-id column, when a writer kept one, is not an input.
+    drop = [label] + [c for c in ("row_id",) if c in train.columns]
+    X = train.drop(columns=drop).to_numpy(dtype=np.float64)
     y = train[label].to_numpy()
-    Xt = test.drop(columns=[label]).to_numpy(dtype=np.float64)
+    Xt = test.drop(columns=[c for c in drop if c in test.columns]).to_numpy(dtype=np.float64)
     yt = test[label].to_numpy()
     timings["read"] = time.perf_counter() - t
     t = time.perf_counter()
@@ -106,7 +126,7 @@ def sklearn_side(args):
     else:
         metric = {"rmse": float(np.sqrt(np.mean((S - yt) ** 2)))}
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    print(json.dumps({"seconds": timings, "test": metric, "peak_rss_bytes": peak}))
+    print(json.dumps({"seconds": timings, "test": metric, "peak_rss_bytes": peak, "import_rss_bytes": baseline}))
 
 
 def main():
@@ -123,6 +143,8 @@ def main():
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--methods", default="rff,nystroem", help="comma list of rff,nystroem")
     p.add_argument("--convert", help="raw CSV/TSV/LIBSVM file: convert (label last) and split 80/20")
+    p.add_argument("--convert-test", help="with --convert: the raw test file (no split)")
+    p.add_argument("--kapprox", help="the kapprox binary (default: built under $CARGO_TARGET_DIR or target/)")
     p.add_argument("--json", action="store_true")
     p.add_argument("--sklearn-child", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--method", default="rff", help=argparse.SUPPRESS)
@@ -134,16 +156,29 @@ def main():
         return
 
     task = args.task or ("classification" if args.classes > 0 else "regression")
-    kx = kapprox_bin()
+    kx = kapprox_bin(args.kapprox)
     work = tempfile.mkdtemp(prefix="kapprox-bench-")
+    try:
+        compare(args, task, kx, work)
+    finally:
+        # Converted data, splits and models are scratch: keep nothing.
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def compare(args, task, kx, work):
     if args.convert:
         all_dir = os.path.join(work, "all")
         rep = json.loads(subprocess.run([kx, "-q", "convert", args.convert, "--out", all_dir, "--label", "last",
                                          "--json"], check=True, stdout=subprocess.PIPE, text=True).stdout)
         args.label = rep["label"]
-        args.train, args.test = os.path.join(work, "train"), os.path.join(work, "test")
-        subprocess.run([kx, "-q", "split", all_dir, "--train", args.train, "--test", args.test,
-                        "--test-fraction", "0.2"], check=True)
+        if args.convert_test:
+            args.train, args.test = all_dir, os.path.join(work, "test")
+            subprocess.run([kx, "-q", "convert", args.convert_test, "--out", args.test, "--label", "last", "--json"],
+                           check=True, stdout=subprocess.PIPE)
+        else:
+            args.train, args.test = os.path.join(work, "train"), os.path.join(work, "test")
+            subprocess.run([kx, "-q", "split", all_dir, "--train", args.train, "--test", args.test,
+                            "--test-fraction", "0.2"], check=True)
     elif not args.train:
         all_dir = os.path.join(work, "all")
         subprocess.run([kx, "-q", "generate", "--out", all_dir, "--rows", str(args.generate),
@@ -163,7 +198,7 @@ def main():
                    "--task", task, "--seed", str(args.seed), "--label", args.label, "--json"]
         k_wall, _, k_out = run_child(fit_cmd)
         k_fit = json.loads(k_out)
-        if args.sigma == "auto":
+        if str(args.sigma).startswith("auto"):
             # The median rule, as kapprox resolved it: scikit-learn gets the same number.
             args.sigma = repr(k_fit["report"]["sigma"])
         ev = json.loads(subprocess.run([kx, "-q", "eval", "--model", model, "--data", args.test, "--json"],
@@ -186,21 +221,40 @@ def main():
             "kapprox": {"fit_seconds": k_wall, "peak_rss_bytes": k_rss,
                         "test": {kk: ev[kk] for kk in ("accuracy", "rmse") if kk in ev},
                         "stages": k_fit["report"]["seconds"]},
-            "sklearn": {"fit_seconds": s["seconds"]["fit_total"], "peak_rss_bytes": s["peak_rss_bytes"],
+            "sklearn": {"fit_seconds": s["seconds"]["fit_total"], "process_seconds": s_wall,
+                        "peak_rss_bytes": s["peak_rss_bytes"], "import_rss_bytes": s["import_rss_bytes"],
                         "test": s["test"], "stages": s["seconds"]},
         }
         r["speedup"] = r["sklearn"]["fit_seconds"] / k_wall
         r["memory_ratio"] = k_rss / s["peak_rss_bytes"]
+        metric = "accuracy" if task == "classification" else "rmse"
+        r["metric"] = metric
+        r["metric_difference"] = r["kapprox"]["test"][metric] - s["test"][metric]
         results.append(r)
         if not args.json:
             print(f"{method}: {r['rows_train']} training rows, l = {args.components}, sigma = {float(args.sigma):.4g}, "
                   f"alpha = {args.alpha}")
             print(f"  kapprox fit  {k_wall:7.2f} s  peak RSS {k_rss / 2**20:8.1f} MiB  test {r['kapprox']['test']}")
             print(f"  sklearn fit  {r['sklearn']['fit_seconds']:7.2f} s  peak RSS "
-                  f"{s['peak_rss_bytes'] / 2**20:8.1f} MiB  test {s['test']}  stages {s['seconds']}")
+                  f"{s['peak_rss_bytes'] / 2**20:8.1f} MiB ({s['import_rss_bytes'] / 2**20:.1f} MiB after imports)  "
+                  f"test {s['test']}  stages {s['seconds']}")
             print(f"  kapprox is {r['speedup']:.2f}x faster with {100 * r['memory_ratio']:.1f}% of the memory")
     if args.json:
         print(json.dumps(results))
+    else:
+        print()
+        print("| map (kapprox / scikit-learn) | l | test " + results[0]["metric"] + " kapprox | scikit-learn "
+              "| fit s kapprox | scikit-learn | time ratio sk/kx | peak RSS MiB kapprox | scikit-learn "
+              "| memory ratio kx/sk |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        names = {"rff": "rff / RBFSampler", "nystroem": "nystrom / Nystroem"}
+        for r in results:
+            m = r["metric"]
+            print(f"| {names[r['method']]} | {r['components']} | {r['kapprox']['test'][m]:.4f} "
+                  f"| {r['sklearn']['test'][m]:.4f} | {r['kapprox']['fit_seconds']:.2f} "
+                  f"| {r['sklearn']['fit_seconds']:.2f} | {r['speedup']:.2f} "
+                  f"| {r['kapprox']['peak_rss_bytes'] / 2**20:.1f} | {r['sklearn']['peak_rss_bytes'] / 2**20:.1f} "
+                  f"| {r['memory_ratio']:.2f} |")
 
 
 if __name__ == "__main__":

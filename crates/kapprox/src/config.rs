@@ -175,7 +175,7 @@ pub fn method_from_args(a: &MapArgs, n_targets: usize, max_memory: Option<u64>) 
                 Some(n) => EofSize::Level(n),
                 None => EofSize::Budget(a.features),
             };
-            Ok(Method::Eof { kernel, size })
+            Ok(Method::Eof { kernel, size, basis: Default::default(), subset: Default::default() })
         }
         _ => {
             let kind: MapKind = name.parse()?;

@@ -186,7 +186,9 @@ impl Workspace {
         }
         let name = if input.is_dir() && !input.join("train-images-idx3-ubyte.gz").is_file() {
             let n = input.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            n.strip_suffix("-train").or(n.strip_suffix("_train")).map(str::to_string).unwrap_or(n)
+            let n = n.strip_suffix("-train").or(n.strip_suffix("_train")).map(str::to_string).unwrap_or(n);
+            // The training half of a split kept in a --work-dir.
+            n.strip_suffix("-split").map(str::to_string).unwrap_or(n)
         } else if input.is_dir() {
             input.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
         } else {

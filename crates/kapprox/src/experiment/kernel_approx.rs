@@ -196,12 +196,17 @@ pub fn write(rows: &[Row], o: &Options, dir: &Path) -> Result<()> {
     }
     let (n, sigma) = rows.first().map_or((0, 0.0), |r| (r.rows, r.sigma));
     let panel = plot::Panel {
-        title: format!("Kernel approximation, {} ({n} rows), Gaussian σ = {sigma:.3}", o.dataset),
-        x_label: "number of features l (Comp, TEFM: from d = 4l RFF)".into(),
+        title: format!(
+            "Kernel approximation on {}: {n} sampled rows, Gaussian σ = {sigma:.3}{}",
+            super::dataset_title(&o.dataset),
+            if o.sigma == SigmaSpec::Auto(1.0) { " (median rule)" } else { "" }
+        ),
+        x_label: "number of features l (log scale; Comp, TEFM-G, TEFM-S compress d = 4l RFF)".into(),
         y_label: "‖K − ZZᵀ‖₂ / ‖K‖₂ (relative spectral error)".into(),
         x_scale: plot::Scale::Log2,
         log_y: true,
-        legend: plot::Legend::LowerLeft,
+        legend: plot::Legend::Auto,
+        kind: plot::Kind::Lines,
         series,
     };
     plot::line_chart(&dir.join("kernel-approx.png"), None, &[panel], 1, (1000, 700))

@@ -17,8 +17,9 @@ use std::path::Path;
 
 /// The two methods.
 pub const METHODS: [&str; 2] = ["nystrom", "rff"];
-/// Default landmarks / features (the paper stops at 200 for its large sets).
-pub const FEATURES: [usize; 6] = [10, 20, 50, 100, 200, 500];
+/// Default landmarks / features: the paper's 10 to 1000 (it stops at 200
+/// for its large sets).
+pub const FEATURES: [usize; 7] = [10, 20, 50, 100, 200, 500, 1000];
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -200,12 +201,13 @@ pub fn write(rows: &[Row], dir: &Path) -> Result<()> {
                 })
                 .collect();
             plot::Panel {
-                title: format!("{d}: Nyström vs random Fourier features"),
-                x_label: "landmarks m / random features (log scale)".into(),
-                y_label: if accuracy { "test accuracy (%)".into() } else { "test RMSE".into() },
-                x_scale: plot::Scale::Log2,
+                title: format!("{}: Nyström vs random Fourier features", super::dataset_title(d)),
+                x_label: "landmarks m = random features (log scale)".into(),
+                y_label: if accuracy { "test accuracy (%)".into() } else { "test RMSE (target units)".into() },
+                x_scale: plot::Scale::Log,
                 log_y: false,
-                legend: if accuracy { plot::Legend::LowerRight } else { plot::Legend::UpperRight },
+                legend: plot::Legend::Auto,
+                kind: plot::Kind::Lines,
                 series,
             }
         })

@@ -195,7 +195,7 @@ fn heading(method: &str) -> &'static str {
 /// The table: one line per dataset, `m`, `d`, then the mean test RMSE per
 /// column (`n.a.` where it did not run).
 fn table(rows: &[Row], o: &Options) -> (Vec<String>, Vec<Vec<String>>) {
-    let header: Vec<String> = ["dataset", "m", "d"]
+    let header: Vec<String> = ["dataset", "m (train rows)", "test rows", "d"]
         .iter()
         .map(|s| s.to_string())
         .chain(o.methods.iter().map(|m| heading(m).to_string()))
@@ -204,11 +204,9 @@ fn table(rows: &[Row], o: &Options) -> (Vec<String>, Vec<Vec<String>>) {
         .sets
         .iter()
         .map(|s| {
-            let mut line = vec![s.name.clone(), s.n_train.to_string(), s.n_features.to_string()];
+            let mut line = vec![s.name.clone(), s.n_train.to_string(), s.n_test.to_string(), s.n_features.to_string()];
             for m in &o.methods {
-                let v: Vec<f64> =
-                    rows.iter().filter(|r| r.dataset == s.name && r.method == *m).map(|r| r.rmse).collect();
-                line.push(if v.is_empty() { "n.a.".into() } else { format!("{:.3}", mean_std(&v).0) });
+                line.push(mean_rmse(rows, &s.name, m).map_or("n.a.".into(), plot::value_label));
             }
             line
         })
@@ -216,10 +214,16 @@ fn table(rows: &[Row], o: &Options) -> (Vec<String>, Vec<Vec<String>>) {
     (header, body)
 }
 
+/// Mean test RMSE of `method` on `dataset` over the seeds.
+fn mean_rmse(rows: &[Row], dataset: &str, method: &str) -> Option<f64> {
+    let v: Vec<f64> = rows.iter().filter(|r| r.dataset == dataset && r.method == method).map(|r| r.rmse).collect();
+    (!v.is_empty()).then(|| mean_std(&v).0)
+}
+
 fn note(o: &Options) -> String {
     format!(
-        "Test RMSE; l = {} basis functions; Matérn ν = {NU}; σ per dataset and kernel chosen on validation by RFF,\n\
-         α per method on validation; exact kernel ridge only for ≤ {} training rows; seeds {:?}.",
+        "Test RMSE in the target's units; l = {} basis functions; Matérn ν = {NU}; σ per dataset and kernel chosen on\n\
+         validation by RFF, α per method on validation; exact kernel ridge only for ≤ {} training rows (n.a. above); seeds {:?}.",
         o.l, o.exact_rows, o.seeds
     )
 }
@@ -231,15 +235,68 @@ pub fn markdown(rows: &[Row], o: &Options) -> String {
     format!("{}\n{}\n", markdown_table(&h, &body), note(o).replace('\n', " "))
 }
 
-/// Writes `results.csv` and `rmse-table.png` (the rendered table).
+/// One bar chart per dataset: test RMSE per map (groups) and kernel (bars).
+fn panels(rows: &[Row], o: &Options) -> Vec<plot::Panel> {
+    let mut maps: Vec<&str> = Vec::new();
+    for m in &o.methods {
+        let base = m.trim_end_matches("-matern");
+        if !maps.contains(&base) {
+            maps.push(base);
+        }
+    }
+    o.sets
+        .iter()
+        .map(|s| {
+            let has = |m: &str| o.methods.iter().any(|x| x.trim_end_matches("-matern") == m);
+            let categories: Vec<String> = maps
+                .iter()
+                .map(|m| {
+                    let name = if *m == "rff" { "RKS (RFF)" } else { super::display_name(m) };
+                    let ran = o
+                        .methods
+                        .iter()
+                        .any(|x| x.trim_end_matches("-matern") == *m && mean_rmse(rows, &s.name, x).is_some());
+                    if has(m) && !ran { format!("{name}: n.a.") } else { name.to_string() }
+                })
+                .collect();
+            let series = [("", "Gaussian RBF"), ("-matern", "Matérn ν = 1.5")]
+                .iter()
+                .filter(|(suffix, _)| o.methods.iter().any(|m| m.ends_with("-matern") != suffix.is_empty()))
+                .map(|(suffix, name)| plot::Series {
+                    name: name.to_string(),
+                    points: maps
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(k, m)| mean_rmse(rows, &s.name, &format!("{m}{suffix}")).map(|v| (k as f64, v)))
+                        .collect(),
+                    err: None,
+                })
+                .collect();
+            plot::Panel {
+                title: format!("{}: test RMSE, l = {}", super::dataset_title(&s.name), o.l),
+                x_label: "kernel computation".into(),
+                y_label: "test RMSE (target units)".into(),
+                kind: plot::Kind::Bars(categories),
+                series,
+                ..Default::default()
+            }
+        })
+        .collect()
+}
+
+/// Writes `results.csv` and `rmse-table.png` (a bar chart per dataset over
+/// the rendered table).
 pub fn write(rows: &[Row], o: &Options, dir: &Path) -> Result<()> {
     super::write_csv(rows, dir)?;
     let (header, body) = table(rows, o);
-    plot::table(
-        &dir.join("rmse-table.png"),
-        "Test RMSE of kernel approximations (Fastfood paper, Table 3)",
-        &header,
-        &body,
-        &note(o),
-    )
+    let panels = panels(rows, o);
+    let cols = panels.len().clamp(1, 3);
+    let size = (720 * cols as u32, 500 * panels.len().div_ceil(cols) as u32);
+    let table = plot::Table {
+        title: "Test RMSE of kernel approximations (Fastfood paper, Table 3 layout)".into(),
+        header,
+        rows: body,
+        note: note(o),
+    };
+    plot::figure(&dir.join("rmse-table.png"), None, &panels, cols, size, Some(&table))
 }

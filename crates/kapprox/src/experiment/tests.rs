@@ -176,3 +176,60 @@ fn png_size_refuses_other_files() {
     assert_eq!(plot::png_size(b"GIF89a............................"), None);
     assert_eq!(plot::png_size(b""), None);
 }
+
+#[test]
+fn the_papers_eof_is_sparser_than_the_complete_basis() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut ws = Workspace::new(None).unwrap();
+    let set = dataset(&mut ws, tmp.path(), "reg", 0, 300);
+    let o = eof_sparsity::Options::new(vec![set], common(&[64], &["eof", "eof-paper"])).unwrap();
+    let rows = eof_sparsity::run(&o).unwrap();
+    let get = |m: &str| rows.iter().find(|r| r.method == m).unwrap();
+    assert_eq!(get("eof").m, 64);
+    assert_eq!(get("eof-paper").m, 64);
+    // Hats only, drawn from the whole level: far fewer non-zeros.
+    assert!(get("eof-paper").nnz * 2 < get("eof").nnz, "{:?} {:?}", get("eof-paper"), get("eof"));
+    let out = tmp.path().join("out");
+    eof_sparsity::write(&rows, &out).unwrap();
+    assert!(eof_sparsity::markdown(&rows).contains("| EOF (paper) |"));
+    no_temporaries(&out);
+}
+
+#[test]
+fn figures_with_bars_and_a_table_render() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bars = plot::Panel {
+        title: "bars".into(),
+        x_label: "map".into(),
+        y_label: "RMSE".into(),
+        kind: plot::Kind::Bars(vec!["a".into(), "b: n.a.".into(), "c".into()]),
+        series: vec![
+            plot::Series { name: "one".into(), points: vec![(0.0, 2.5), (2.0, 3.0)], err: None },
+            plot::Series { name: "two".into(), points: vec![(2.0, 40000.0)], err: None },
+        ],
+        ..Default::default()
+    };
+    let lines = plot::Panel {
+        title: "lines".into(),
+        x_scale: plot::Scale::Log,
+        log_y: true,
+        series: vec![plot::Series {
+            name: "x".into(),
+            points: vec![(10.0, 0.2), (100.0, 0.02), (1000.0, 0.002)],
+            err: Some(vec![0.01, 0.0, 0.001]),
+        }],
+        ..Default::default()
+    };
+    let table = plot::Table {
+        title: "t".into(),
+        header: vec!["name".into(), "value".into()],
+        rows: vec![vec!["a".into(), "1.5".into()], vec!["b".into(), "n.a.".into()]],
+        note: "one\ntwo".into(),
+    };
+    let path = tmp.path().join("f.png");
+    plot::figure(&path, Some("title"), &[bars, lines], 2, (1000, 400), Some(&table)).unwrap();
+    let (w, h) = png(tmp.path(), "f.png");
+    assert_eq!(w, 1000);
+    assert!(h > 400, "{h}");
+    no_temporaries(tmp.path());
+}

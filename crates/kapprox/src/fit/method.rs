@@ -3,7 +3,7 @@
 //! into a feature map.
 
 use anyhow::{Context, Result, bail};
-use kapprox_features::eof::{EofKernel, EofSize, EofSpec};
+use kapprox_features::eof::{EofBasis, EofKernel, EofSize, EofSpec, EofSubset};
 use kapprox_features::nystrom::Nystrom;
 use kapprox_features::tefm::{Strategy, Tefm, TefmKind, TefmParams};
 use kapprox_features::{FeatureMap, Form, Kernel, MapKind, MapParams};
@@ -108,6 +108,13 @@ pub enum Method {
         kernel: EofKernel,
         /// Level or feature budget.
         size: EofSize,
+        /// The complete basis (the default) or the paper's hats only.
+        #[serde(default)]
+        basis: EofBasis,
+        /// Which functions a budget keeps: nested (the default) or the
+        /// paper's uniform draw from the whole level (sparser).
+        #[serde(default)]
+        subset: EofSubset,
     },
 }
 
@@ -212,12 +219,12 @@ impl Method {
                 let q = q.context("multi-pass TEFM needs Q from its sketch passes")?;
                 self.tefm_map(sigma, n_input, seed, q.clone())
             }
-            Method::Eof { kernel, size } => {
+            Method::Eof { kernel, size, basis, subset } => {
                 let spec = match *size {
                     EofSize::Level(n) => EofSpec::level(*kernel, 1.0 / sigma, n_input, n).with_seed(seed),
-                    EofSize::Budget(m) => EofSpec::budget(*kernel, 1.0 / sigma, n_input, m, seed),
+                    EofSize::Budget(m) => EofSpec::budget(*kernel, 1.0 / sigma, n_input, m, seed).with_subset(*subset),
                 };
-                Ok(Box::new(spec.build()?))
+                Ok(Box::new(spec.with_basis(*basis).build()?))
             }
         }
     }
