@@ -220,7 +220,7 @@ pub fn run(a: &ExperimentArgs) -> Result<()> {
             } else {
                 user_sets(&mut ws, Task::Regression)?
             };
-            let opts = accuracy_vs_time::Options::new(sets, common)?;
+            let opts = accuracy_vs_time::options(sets, common)?;
             let rows = accuracy_vs_time::run(&opts)?;
             accuracy_vs_time::write(&rows, out)?;
             report(&rows, a.json, &accuracy_vs_time::markdown(&rows))?;
@@ -256,7 +256,7 @@ pub fn run(a: &ExperimentArgs) -> Result<()> {
             } else {
                 user_sets(&mut ws, Task::Classification)?
             };
-            let opts = nystrom_vs_rff::Options::new(sets, common)?;
+            let opts = nystrom_vs_rff::options(sets, common)?;
             let rows = nystrom_vs_rff::run(&opts)?;
             nystrom_vs_rff::write(&rows, out)?;
             report(&rows, a.json, &nystrom_vs_rff::markdown(&rows))?;
@@ -268,7 +268,7 @@ pub fn run(a: &ExperimentArgs) -> Result<()> {
             } else {
                 user_sets(&mut ws, Task::Regression)?
             };
-            let opts = eof_sparsity::Options::new(sets, common)?;
+            let opts = eof_sparsity::options(sets, common)?;
             let rows = eof_sparsity::run(&opts)?;
             eof_sparsity::write(&rows, out)?;
             report(&rows, a.json, &eof_sparsity::markdown(&rows))?;
@@ -291,6 +291,37 @@ fn report<R: Serialize>(rows: &[R], json: bool, markdown: &str) -> Result<()> {
         print!("{markdown}");
     }
     Ok(())
+}
+
+/// What a sweep experiment runs (accuracy-vs-time, nystrom-vs-rff,
+/// eof-sparsity): every method at every feature count for every seed, on
+/// every dataset.
+#[derive(Clone, Debug)]
+pub struct Sweep {
+    /// Datasets.
+    pub sets: Vec<data::DataSet>,
+    /// Method names (checked against the experiment's list).
+    pub methods: Vec<String>,
+    /// Feature counts (landmarks for Nyström, M for EOF).
+    pub features: Vec<usize>,
+    /// Seeds averaged over.
+    pub seeds: Vec<u64>,
+    /// One σ for every method (default: chosen on validation).
+    pub sigma: Option<SigmaSpec>,
+}
+
+impl Sweep {
+    /// The experiment's `methods` and `features` and seeds 0, 1, 2,
+    /// overridden by the common flags.
+    pub fn new(sets: Vec<data::DataSet>, c: Common, methods: &[&str], features: &[usize]) -> Result<Sweep> {
+        Ok(Sweep {
+            sets,
+            methods: c.methods_or(methods)?,
+            features: c.features.clone().unwrap_or(features.to_vec()),
+            seeds: c.seeds.clone().unwrap_or(vec![0, 1, 2]),
+            sigma: c.sigma,
+        })
+    }
 }
 
 /// Options every experiment shares; `None` = the experiment's default.

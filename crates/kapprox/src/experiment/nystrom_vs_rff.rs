@@ -21,32 +21,13 @@ pub const METHODS: [&str; 2] = ["nystrom", "rff"];
 /// for its large sets).
 pub const FEATURES: [usize; 7] = [10, 20, 50, 100, 200, 500, 1000];
 
-/// What to run.
-#[derive(Clone, Debug)]
-pub struct Options {
-    /// Datasets.
-    pub sets: Vec<DataSet>,
-    /// Methods (names of [`METHODS`]).
-    pub methods: Vec<String>,
-    /// Landmarks m = features l.
-    pub features: Vec<usize>,
-    /// Seeds averaged over.
-    pub seeds: Vec<u64>,
-    /// One σ (default: chosen on validation by RFF per dataset).
-    pub sigma: Option<SigmaSpec>,
-}
+/// What to run: a sweep over datasets, methods, feature counts and seeds.
+pub type Options = super::Sweep;
 
-impl Options {
-    /// The defaults, overridden by the common flags.
-    pub fn new(sets: Vec<DataSet>, c: Common) -> Result<Options> {
-        Ok(Options {
-            sets,
-            methods: c.methods_or(&METHODS)?,
-            features: c.features.clone().unwrap_or(FEATURES.to_vec()),
-            seeds: c.seeds.clone().unwrap_or(vec![0, 1, 2]),
-            sigma: c.sigma,
-        })
-    }
+/// This experiment's defaults ([`METHODS`], [`FEATURES`], seeds 0, 1, 2),
+/// overridden by the common flags.
+pub fn options(sets: Vec<DataSet>, c: Common) -> Result<Options> {
+    super::Sweep::new(sets, c, &METHODS, &FEATURES)
 }
 
 /// One fit.

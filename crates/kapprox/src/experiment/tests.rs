@@ -79,7 +79,7 @@ fn accuracy_vs_time_fits_every_method_and_l() {
     let tmp = tempfile::tempdir().unwrap();
     let mut ws = Workspace::new(None).unwrap();
     let set = dataset(&mut ws, tmp.path(), "reg", 0, 600);
-    let o = accuracy_vs_time::Options::new(vec![set], common(&[4, 64], &["rff", "tefm-s", "nystrom"])).unwrap();
+    let o = accuracy_vs_time::options(vec![set], common(&[4, 64], &["rff", "tefm-s", "nystrom"])).unwrap();
     let rows = accuracy_vs_time::run(&o).unwrap();
     assert_eq!(rows.len(), 6);
     for r in &rows {
@@ -129,7 +129,7 @@ fn nystrom_vs_rff_reports_accuracy_per_landmark_count() {
     let set = dataset(&mut ws, tmp.path(), "cls", 3, 600);
     let mut c = common(&[4, 32], &["nystrom", "rff"]);
     c.seeds = Some(vec![0, 1]);
-    let o = nystrom_vs_rff::Options::new(vec![set], c).unwrap();
+    let o = nystrom_vs_rff::options(vec![set], c).unwrap();
     let rows = nystrom_vs_rff::run(&o).unwrap();
     assert_eq!(rows.len(), 8);
     assert!(rows.iter().all(|r| r.metric == "accuracy" && (0.0..=1.0).contains(&r.value)));
@@ -149,7 +149,7 @@ fn eof_is_sparser_than_dense_maps() {
     let tmp = tempfile::tempdir().unwrap();
     let mut ws = Workspace::new(None).unwrap();
     let set = dataset(&mut ws, tmp.path(), "reg", 0, 400);
-    let o = eof_sparsity::Options::new(vec![set.clone()], common(&[40, 300], &["rff-phase", "eof"])).unwrap();
+    let o = eof_sparsity::options(vec![set.clone()], common(&[40, 300], &["rff-phase", "eof"])).unwrap();
     let rows = eof_sparsity::run(&o).unwrap();
     assert_eq!(rows.len(), 4);
     let get = |m: &str, l: usize| rows.iter().find(|r| r.method == m && r.m == l).unwrap();
@@ -182,7 +182,7 @@ fn the_papers_eof_is_sparser_than_the_complete_basis() {
     let tmp = tempfile::tempdir().unwrap();
     let mut ws = Workspace::new(None).unwrap();
     let set = dataset(&mut ws, tmp.path(), "reg", 0, 300);
-    let o = eof_sparsity::Options::new(vec![set], common(&[64], &["eof", "eof-paper"])).unwrap();
+    let o = eof_sparsity::options(vec![set], common(&[64], &["eof", "eof-paper"])).unwrap();
     let rows = eof_sparsity::run(&o).unwrap();
     let get = |m: &str| rows.iter().find(|r| r.method == m).unwrap();
     assert_eq!(get("eof").m, 64);
