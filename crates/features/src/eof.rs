@@ -12,9 +12,12 @@
 //! ([`OutputKind::Sparse`]): one stored entry per level multi-index, the
 //! same ELL layout and accumulation path as random binning.
 //!
-//! Two bases (see "Bases" below): [`EofBasis::Complete`] (the default)
-//! adds two boundary functions per dimension to the paper's hats, which
-//! makes it exact on the faces of the cube but dense in high dimension;
+//! Three bases (see "Bases" below), all orthonormal in the RKHS:
+//! [`EofBasis::Centred`] (the default) roots the hierarchy at `k(·, ½)` and
+//! puts two boundary half-hats at level 1: complete, exact on the faces of
+//! the cube, and nearly as sparse as the paper's; [`EofBasis::Boundary`]
+//! adds two boundary functions per dimension to the paper's hats: complete,
+//! exact on the faces, but nearly dense in high dimension;
 //! [`EofBasis::Paper`] is the paper's hats-only set `S_n^*`, sparse but zero
 //! on the faces.
 //!
@@ -55,7 +58,7 @@
 //! supports. So the whole basis is orthogonal: the paper's Theorem 1, with
 //! the constants worked out.
 //!
-//! **1-D levels.** Level `j` holds:
+//! **1-D levels (boundary basis).** Level `j` holds:
 //! - `j = 0`, one function that is positive everywhere. Laplace: the even
 //!   `ψ_0 = cosh(ω(x − ½))/√(cosh(ω/2)·e^{ω/2})`. Sobolev: `ψ_0 = 1 = k(·, 0)`.
 //! - `j = 1`, one function. Laplace: the odd
@@ -83,6 +86,35 @@
 //! bridge (Sobolev) on each cell. Its maximum, at cell midpoints, is
 //! `tanh(ω·2^{−j})` (Laplace) and `ω·2^{−(j+1)}` (Sobolev). For Sobolev
 //! this is the Lévy–Ciesielski construction of Brownian motion.
+//!
+//! **1-D levels (centred basis).** The same construction from the other
+//! end: the nested kriging spaces `V_j = span{k(·, z) : z ∈ G_j}` with
+//! `G_0 = {½}` and, for `j ≥ 1`, `G_j` the dyadic grid of spacing `2^{−j}`
+//! (0 and 1 included), and level `j` the orthogonal increment
+//! `V_j ⊖ V_{j−1}`, i.e. the functions of `V_j` that vanish on `G_{j−1}`
+//! (`⟨f, k(·, z)⟩ = f(z)`). Level `j` holds:
+//! - `j = 0`: `ψ_0 = k(·, ½)/√k(½, ½)`, positive everywhere: Laplace
+//!   `e^{−ω|x − ½|}`, Sobolev `(1 + ω·min(x, ½))/√(1 + ω/2)`;
+//! - `j = 1`: the two half-hats, zero at ½ and homogeneous on `[0, ½]`
+//!   (`L`, with `L(0) = 1`) and on `[½, 1]` (`R`, `R(1) = 1`). Laplace
+//!   `sinh(ω|x − ½|)/sinh(ω/2)` on its half, `‖L‖² = ‖R‖² = 1/(1 − e^{−ω})`
+//!   (integrate by parts: `(coth(ω/2) + 1)/2`); Sobolev `1 − 2x` with
+//!   `‖L‖² = 1 + 2/ω` and `2x − 1` with `‖R‖² = 2/ω`. Their supports are
+//!   disjoint, so exactly one is active at any `x ≠ ½`, and they are
+//!   orthogonal to `ψ_0` because they vanish at ½;
+//! - `j ≥ 2`: the `2^{j−1}` hats of half-width `2^{−j}` (the boundary
+//!   basis's level `j + 1`), orthogonal to everything coarser by the hat
+//!   identity, since `ψ_0`, `L` and `R` are homogeneous on every hat's
+//!   support.
+//!
+//! Levels `≤ j` span `V_j`, so the truncation is again kriging on a dyadic
+//! grid (spacing `2^{−j}`, one level finer than the boundary basis at the
+//! same `j`), exact on `G_j`, faces included. What changes is the shape of
+//! the index set: the boundary basis has two one-function levels before
+//! the first hat, the centred basis one, and its level 1 already has two
+//! functions with half the cube each. Level sizes are `1, 2, 2, 4, 8, …`
+//! (boundary: `1, 1, 1, 2, 4, …`; paper: `1, 2, 4, 8, …` from its level 1),
+//! which is what decides sparsity in many dimensions (see "Counts").
 //!
 //! **D dimensions.** `k` is a product of 1-D kernels, so its RKHS is the
 //! tensor product and the products `ψ_{j,i}(x) = Π_d ψ_{j_d,i_d}(x_d)` are
@@ -115,20 +147,44 @@
 //! | 3 | 10 / 10 | 53 / 35 | 279 / 84 | 633 / 120 | 1425 / 165 |
 //! | 8 | 45 / 45 | 583 / 495 | 5423 / 3003 | 15543 / 6435 | 43258 / 12870 |
 //!
-//! (features / non-zeros per row). The ratio grows like `2^n/n`.
-//! Because the boundary functions and the first hat are non-zero almost
-//! everywhere, low levels in many dimensions are barely sparse: at
+//! (features / non-zeros per row, boundary basis). The ratio grows like
+//! `2^n/n`. Because the boundary functions and the first hat are non-zero
+//! almost everywhere, low levels in many dimensions are barely sparse: at
 //! `D = 21`, `|S_3| = 2045` features take `C(24, 3) = 2024` entries per row.
+//!
+//! The centred basis has the same `C(n + D, D)` entries per row and
+//! `W(t) = 1 + 2t + 2t² + 4t³ + … = (1 − 2t²)/(1 − 2t)`: in one dimension
+//! `2^n + 1` features (the points of `G_n`); at `D = 21`, `|S_2| = 925`
+//! with 253 entries per row and `|S_3| = 13329` with 2024, a ratio of 6.6
+//! at level 3 where the boundary basis has 1.0 (and the paper's 7.5 at its
+//! level 4, the same entries per row).
 //!
 //! # Bases
 //!
-//! [`EofBasis::Complete`] is the basis above. [`EofBasis::Paper`] is the
-//! paper's: hats only, the paper's level `l ≥ 1` holding the `2^{l−1}` hats
-//! of half-width `2^{−l}` (the complete basis's level `j = l + 1`, with the
+//! [`EofBasis::Centred`] and [`EofBasis::Boundary`] are the two complete
+//! bases above: the same kernel, the same kind of truncation (kriging on a
+//! sparse grid of the cube, faces included), different index sets. On the
+//! shipped CPU data (`D = 21`, 88 % of the min–max scaled rows on a face,
+//! Laplace kernel, `kapprox experiment eof-sparsity`, 3 seeds):
+//!
+//! | basis, subset | M = 1024: density, test RMSE | M = 2048: density, test RMSE |
+//! |---|---|---|
+//! | centred, nested (default) | 25.7 %, 2.47 | 18.8 %, 2.46 |
+//! | centred, uniform | 14.0 %, 2.52 | 13.9 %, 2.36 |
+//! | boundary, nested | 95.2 %, 2.98 | 94.6 %, 2.28 |
+//! | paper, uniform | 1.6 %, 20.88 (the training mean) | 1.5 %, 20.88 |
+//! | dense: RKS (Laplacian) | 100 %, 2.34 | 100 %, 2.31 |
+//!
+//! (exact Laplacian kernel ridge: 2.19). The centred basis buys the
+//! paper's sparsity with a small loss against the boundary basis at
+//! `M = 2048`; the paper basis cannot see the rows on the faces.
+//!
+//! [`EofBasis::Paper`] is the paper's: hats only, the paper's level `l ≥ 1` holding the `2^{l−1}` hats
+//! of half-width `2^{−l}` (the boundary basis's level `j = l + 1`, with the
 //! same exact normalisation `√tanh(ω2^{−l})`, resp. `√(ω2^{−l}/2)`), and
 //! at level `n ≥ 1` the index set `S_n^* = {(l, i) : l ≥ 1, |l|₁ ≤ n + D − 1}`.
 //! Paper level 1 is the single hat on `[0, 1]`, and `S_1^*` is the one
-//! product of those hats. Inside the complete basis's tree this is the part
+//! product of those hats. Inside the boundary basis's tree this is the part
 //! of `{|j|₁ ≤ n + 2D − 1}` with every `j_d ≥ 2`.
 //!
 //! **What it expands.** Every hat vanishes at 0 and 1, so the hats span the
@@ -150,14 +206,14 @@
 //!   `k_1(x, x) ≤ ‖(k(x, 0), k(x, 1))‖²/λ_min`). So the paper's regime,
 //!   `ω = 1/σ` large on data away from the faces, hides the defect;
 //! - every paper feature is a product of `D` hats, one per coordinate, so
-//!   none is constant along a coordinate (the complete basis's `ψ_0` plays
+//!   none is constant along a coordinate (the complete bases' `ψ_0` plays
 //!   that part): functions of a few coordinates (additive, low-order ANOVA
 //!   terms) are outside the span, and in many dimensions every feature
 //!   carries the common factor `Π_d hat(x_d)`, which varies by orders of
 //!   magnitude between rows. On the shipped CPU data (`D = 21`, 88 % of the
 //!   min–max scaled rows on a face) ridge on paper features learns nothing,
 //!   even with every row moved off the faces: test RMSE 20.8 against 20.9
-//!   for the training mean, where the complete basis reaches 2.28, Laplacian
+//!   for the training mean, where the boundary basis reaches 2.28, Laplacian
 //!   RFF 2.29 and exact kernel ridge 2.19 at `M = 2048`
 //!   (`cpu_data_measurement` in `tests/eof.rs`);
 //! - the paper's constant `C = Π sinh(ω2^{−l_d})` is again the first-order
@@ -179,8 +235,8 @@
 //! | 21 | 1 / 1 | 43 / 22 | 967 / 253 | 15135 / 2024 | 185151 / 12650 | 1885311 / 65780 |
 //!
 //! At equal level the ratio features / non-zeros is `|S_n^*|/C(n+D−1, D)`
-//! (7.5 at `D = 21`, `n = 4`), against about 1 for the complete basis at
-//! the same `M`, because the complete basis spends its first `C(n + D, D)`
+//! (7.5 at `D = 21`, `n = 4`), against about 1 for the boundary basis at
+//! the same `M`, because the boundary basis spends its first `C(n + D, D)`
 //! features on blocks of one function each.
 //!
 //! # Columns
@@ -212,13 +268,14 @@
 //! optimum up to ties within the shell, and its kernel error is never worse
 //! than at level `n − 1`. A uniform subset instead drops each coarse
 //! function, the ones carrying most of the kernel, with probability
-//! `1 − M/|S_n|` (already the single `j = 0` function of the complete
+//! `1 − M/|S_n|` (already the single `j = 0` function of a complete
 //! basis). What a uniform subset gains is sparsity, for the same reason:
 //! the dropped coarse functions are the ones that are non-zero on many
-//! rows (see "Sparse layout" below). On the CPU data the complete basis
+//! rows (see "Sparse layout" below). On the CPU data the boundary basis
 //! gives test RMSE 2.28 (nested) and 2.32 (uniform) at `M = 2048`, 3.37
 //! and 3.43 at `M = 512` (means over 3 seeds; at `M = 1024` the seeds
-//! spread by ±0.6 under both rules).
+//! spread by ±0.6 under both rules); the centred basis 2.46 (nested, 18.8 %
+//! dense) and 2.36 (uniform, 13.9 % dense) at `M = 2048`.
 //!
 //! Kept functions take the columns `start, start + 1, …` in the order of
 //! their level-`n` columns, with `start = |S_{n−1}|` (nested) or 0
@@ -269,7 +326,7 @@
 //! features (and the approximated kernel) at the nearest point of the cube.
 //! A NaN coordinate gives NaN values, with valid column indices.
 //!
-//! Cost per row: `D·(n + 1)` (complete) or `D·n` (paper) 1-D evaluations
+//! Cost per row: `D·(n + 1)` (centred, boundary) or `D·n` (paper) 1-D evaluations
 //! (for Laplace two exponentials each), then one multiplication, shift and OR per block of the table (the
 //! emitted blocks and their ancestors), and one rank lookup per emitted
 //! block in the subset's range. There is no search and no allocation per
@@ -278,15 +335,15 @@
 //! # Numerics
 //!
 //! A block's value is its parent's times one 1-D ratio `ψ_{j_d}/ψ_0`, where
-//! `ψ_0` is the level-0 function of the basis: the even boundary function
-//! (complete, Laplace), the constant 1 (complete, Sobolev: no division), or
-//! the hat on `[0, 1]` (paper). `ψ_0 > 0` inside the cube; the paper's hat
-//! is 0 on the faces, and there every paper feature is 0, which the
-//! transform writes directly. For Laplace every `|ψ| ≤ 1`, so each partial
-//! product is itself a feature value and cannot overflow. When
-//! `Π_d ψ_0(x_d) < 10^{−150}` (complete: `ω·D` in the hundreds; paper: also
-//! rows very close to a face) that product could underflow while finer
-//! blocks stay representable. Such rows take direct products over all `D`
+//! `ψ_0` is the level-0 function of the basis: `k(·, ½)/√k(½, ½)`
+//! (centred), the even boundary function (boundary, Laplace), the constant
+//! 1 (boundary, Sobolev: no division), or the hat on `[0, 1]` (paper).
+//! `ψ_0 > 0` inside the cube; the paper's hat is 0 on the faces, and there
+//! every paper feature is 0, which the transform writes directly. For
+//! Laplace every `|ψ| ≤ 1`, so each partial product is itself a feature
+//! value and cannot overflow. When `Π_d ψ_0(x_d) < 10^{−150}` (centred and
+//! boundary: `ω·D` in the hundreds; paper: also rows very close to a face)
+//! that product could underflow while finer blocks stay representable. Such rows take direct products over all `D`
 //! coordinates (`O(D)` per block) instead.
 
 mod basis;
@@ -357,11 +414,22 @@ impl EofKernel {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EofBasis {
-    /// Two boundary functions (levels 0 and 1), then the hats: a complete
-    /// orthonormal basis, exact on the faces of the cube, `C(n + D, D)`
-    /// entries per row at level `n`. The default.
+    /// Rooted at the centre: `k(·, ½)`, then the two boundary half-hats on
+    /// `[0, ½]` and `[½, 1]`, then the hats. A complete orthonormal basis,
+    /// exact on the faces of the cube, with the paper's sparsity:
+    /// `C(n + D, D)` entries per row at level `n`, blocks of `2^{j−1}`
+    /// functions from level 1 on. The default.
     #[default]
-    Complete,
+    Centred,
+    /// Rooted at the boundary: the two functions that solve the kernel's
+    /// equation on all of `[0, 1]` (levels 0 and 1, one each), then the
+    /// hats. Complete and orthonormal like [`EofBasis::Centred`], but in
+    /// many dimensions nearly dense: the first `C(n + D, D)` features are
+    /// blocks of one function each. Serialised as `boundary` (read also as
+    /// `complete`, its earlier name); a spec without a `basis` field means
+    /// this basis, the only one before the others existed.
+    #[serde(alias = "complete")]
+    Boundary,
     /// The paper's hats only, `S_n^* = {|l|₁ ≤ n + D − 1, l ≥ 1}`, level
     /// `n ≥ 1`: `C(n + D − 1, D)` entries per row, far sparser in many
     /// dimensions, but every feature vanishes on the faces of the cube and
@@ -373,35 +441,44 @@ impl EofBasis {
     /// The basis's name (as serialised).
     pub fn name(&self) -> &'static str {
         match self {
-            EofBasis::Complete => "complete",
+            EofBasis::Centred => "centred",
+            EofBasis::Boundary => "boundary",
             EofBasis::Paper => "paper",
         }
     }
 
-    /// The smallest valid level: 0 (complete), 1 (paper; `S_0^*` is empty).
+    /// The smallest valid level: 0 (centred, boundary), 1 (paper; `S_0^*`
+    /// is empty).
     pub fn min_level(&self) -> u32 {
         match self {
-            EofBasis::Complete => 0,
+            EofBasis::Centred | EofBasis::Boundary => 0,
             EofBasis::Paper => 1,
         }
     }
 
     /// Features at level `level` in `n_input` dimensions (saturating):
-    /// `|S_n|` (complete, the module docs' `W(t)^D` coefficient sum) or
-    /// `|S_n^*| = Σ_{s<n} 2^s C(s + D − 1, D − 1)` (paper; 0 at level 0).
+    /// the sum of the coefficients of `t^0..t^n` in `W(t)^D` with `W` the
+    /// basis's 1-D level sizes (module docs, "Counts"); for the paper
+    /// basis `|S_n^*| = Σ_{s<n} 2^s C(s + D − 1, D − 1)` (0 at level 0).
     pub fn n_features(&self, n_input: usize, level: u32) -> u128 {
         grid::count_features(n_input, Levels::new(*self, level))
     }
 
     /// Blocks (stored entries per row of the full level) at level `level`
-    /// in `n_input` dimensions (saturating): `C(n + D, D)` (complete) or
-    /// `C(n + D − 1, D)` (paper; 0 at level 0).
+    /// in `n_input` dimensions (saturating): `C(n + D, D)` (centred,
+    /// boundary) or `C(n + D − 1, D)` (paper; 0 at level 0).
     pub fn nnz(&self, n_input: usize, level: u32) -> u128 {
         grid::count_blocks(n_input, Levels::new(*self, level))
     }
 
-    fn is_default(&self) -> bool {
-        *self == EofBasis::default()
+    /// What a spec without a `basis` field means: the boundary basis, the
+    /// only one when such specs were written.
+    fn legacy() -> Self {
+        EofBasis::Boundary
+    }
+
+    fn is_legacy(&self) -> bool {
+        *self == EofBasis::legacy()
     }
 }
 
@@ -458,20 +535,26 @@ pub enum EofSize {
 /// | `n_input` | — | input dimension `D` | `≥ 1` |
 /// | `size` | — | level `n` or budget `M` | below 2^32 features and 2^20 non-zeros per row; paper level `≥ 1` |
 /// | `seed` | 0 | the budget's random subset (unused by a level) | any |
-/// | `basis` | [`EofBasis::Complete`] | boundary functions + hats, or the paper's hats only | |
+/// | `basis` | [`EofBasis::Centred`] | centre-rooted, boundary-rooted, or the paper's hats only | |
 /// | `subset` | [`EofSubset::Nested`] | which `M` functions a budget keeps (unused by a level) | |
 ///
-/// `basis` and `subset` are left out of the JSON at their defaults, and a
-/// missing field reads as the default, so specs written before they
-/// existed still parse (and mean what they meant).
+/// `subset` is left out of the JSON at its default and a missing field
+/// reads as the default. `basis` is left out only when it is
+/// [`EofBasis::Boundary`], and a missing `basis` reads as that: specs
+/// written before the field existed meant the boundary basis, and still
+/// do, although new specs default to [`EofBasis::Centred`].
 ///
 /// ```
 /// use kapprox_features::eof::{EofBasis, EofKernel, EofSpec, EofSubset};
 ///
 /// let spec = EofSpec::level(EofKernel::Laplace, 2.0, 3, 5);
 /// let json = serde_json::to_string(&spec)?;
-/// assert_eq!(json, r#"{"kernel":"laplace","omega":2.0,"n_input":3,"size":{"level":5},"seed":0}"#);
+/// assert_eq!(json, r#"{"kernel":"laplace","omega":2.0,"n_input":3,"size":{"level":5},"seed":0,"basis":"centred"}"#);
 /// assert_eq!(serde_json::from_str::<EofSpec>(&json)?, spec);
+///
+/// // Written before `basis` existed: the boundary basis.
+/// let old = r#"{"kernel":"laplace","omega":2.0,"n_input":3,"size":{"level":5},"seed":0}"#;
+/// assert_eq!(serde_json::from_str::<EofSpec>(old)?.basis, EofBasis::Boundary);
 ///
 /// let paper = EofSpec::budget(EofKernel::Laplace, 2.0, 3, 100, 7)
 ///     .with_basis(EofBasis::Paper)
@@ -496,7 +579,7 @@ pub struct EofSpec {
     /// Seed of the budget's subset.
     pub seed: u64,
     /// The 1-D functions and index set.
-    #[serde(default, skip_serializing_if = "EofBasis::is_default")]
+    #[serde(default = "EofBasis::legacy", skip_serializing_if = "EofBasis::is_legacy")]
     pub basis: EofBasis,
     /// The budget's subset rule.
     #[serde(default, skip_serializing_if = "EofSubset::is_default")]
@@ -504,7 +587,7 @@ pub struct EofSpec {
 }
 
 impl EofSpec {
-    /// All features of level `n` of the complete basis (seed 0, which a
+    /// All features of level `n` of the centred basis (seed 0, which a
     /// level does not use).
     pub fn level(kernel: EofKernel, omega: f64, n_input: usize, level: u32) -> Self {
         EofSpec {
@@ -518,14 +601,14 @@ impl EofSpec {
         }
     }
 
-    /// Exactly `n_components` features of the complete basis, nested
+    /// Exactly `n_components` features of the centred basis, nested
     /// subset.
     pub fn budget(kernel: EofKernel, omega: f64, n_input: usize, n_components: usize, seed: u64) -> Self {
         EofSpec { size: EofSize::Budget(n_components), seed, ..EofSpec::level(kernel, omega, n_input, 0) }
     }
 
     /// The spec for kapprox's Laplacian kernel `exp(−‖x − y‖₁/σ)`, i.e.
-    /// `ω = 1/σ`, with `σ` in units of the `[0, 1]`-scaled inputs (complete
+    /// `ω = 1/σ`, with `σ` in units of the `[0, 1]`-scaled inputs (centred
     /// basis, nested subset).
     ///
     /// # Errors
@@ -550,7 +633,7 @@ impl EofSpec {
         self
     }
 
-    /// Sets the basis. The default is [`EofBasis::Complete`].
+    /// Sets the basis. The default is [`EofBasis::Centred`].
     pub fn with_basis(mut self, basis: EofBasis) -> Self {
         self.basis = basis;
         self
@@ -569,18 +652,6 @@ impl EofSpec {
     pub fn build(&self) -> Result<Eof> {
         Eof::new(self.clone())
     }
-}
-
-/// `|S_n|`: the number of features of level `n` of the complete basis in
-/// `n_input` dimensions (saturating). See [`EofBasis::n_features`].
-pub fn n_features_at_level(n_input: usize, level: u32) -> u128 {
-    EofBasis::Complete.n_features(n_input, level)
-}
-
-/// `C(n + D, D)`: stored entries per row at level `n` of the complete basis
-/// in `n_input` dimensions (saturating). See [`EofBasis::nnz`].
-pub fn nnz_at_level(n_input: usize, level: u32) -> u128 {
-    EofBasis::Complete.nnz(n_input, level)
 }
 
 /// The EOF feature map (see the [module docs](self)): sparse output with a
@@ -657,7 +728,7 @@ impl Eof {
                         "level",
                         n,
                         match basis {
-                            EofBasis::Complete => {
+                            EofBasis::Centred | EofBasis::Boundary => {
                                 "a level with fewer than 2^32 features and at most 2^20 non-zeros per row"
                             }
                             EofBasis::Paper => {
@@ -781,8 +852,8 @@ impl Eof {
             // feature is exactly 0 (the ratio chain would divide by 0).
             s.val.fill(0.0);
         } else if p0 >= TINY {
-            // The complete Sobolev basis has ψ_0 = 1: no division needed.
-            if paper || self.spec.kernel == EofKernel::Laplace {
+            // The boundary Sobolev basis has ψ_0 = 1: no division needed.
+            if !(self.spec.basis == EofBasis::Boundary && self.spec.kernel == EofKernel::Sobolev) {
                 for chunk in s.vals.chunks_exact_mut(n1) {
                     let v0 = chunk[0];
                     chunk[1..].iter_mut().for_each(|v| *v /= v0);
@@ -986,7 +1057,7 @@ mod tests {
     /// are valid; forcing it by hand checks the walk over parents.
     #[test]
     fn direct_products_match_the_ratio_chain() {
-        for basis in [EofBasis::Complete, EofBasis::Paper] {
+        for basis in [EofBasis::Boundary, EofBasis::Paper] {
             for kernel in [EofKernel::Laplace, EofKernel::Sobolev] {
                 for (d, n) in [(1, 5), (3, 4), (5, 3)] {
                     let map = EofSpec::level(kernel, 3.0, d, n).with_basis(basis).build().unwrap();
@@ -1049,10 +1120,11 @@ mod tests {
     #[test]
     fn budget_keeps_the_previous_level_whole() {
         let full = EofSpec::level(EofKernel::Sobolev, 1.0, 3, 4).build().unwrap();
-        let prev = n_features_at_level(3, 3) as usize;
+        let prev = EofBasis::default().n_features(3, 3) as usize;
+        let blocks3 = EofBasis::default().nnz(3, 3) as usize;
         let map = EofSpec::budget(EofKernel::Sobolev, 1.0, 3, prev + 7, 5).build().unwrap();
         assert_eq!((map.level(), map.n_output()), (4, prev + 7));
-        assert_eq!(&map.blocks[..nnz_at_level(3, 3) as usize], &full.blocks[..nnz_at_level(3, 3) as usize]);
-        assert!(map.nnz_per_row() <= nnz_at_level(3, 3) as usize + 7);
+        assert_eq!(&map.blocks[..blocks3], &full.blocks[..blocks3]);
+        assert!(map.nnz_per_row() <= blocks3 + 7);
     }
 }

@@ -5,14 +5,16 @@
 //! - the exact kernels `exp(−ω‖x − y‖₁)` and `Π(1 + ω min(x_d, y_d))`;
 //! - the closed form of the truncated expansion. The level-`j` part of a 1-D
 //!   kernel (`j ≥ 1`) is kernel interpolation on the dyadic grid of spacing
-//!   `2^{−(j−1)}`. Both processes are Markov, so it is `k(x, y)` for points
-//!   in different cells and 2-point kriging from the cell's ends within a
-//!   cell. Level 0 is the projection on the even function (Laplace) or the
-//!   constant (Sobolev). In `D` dimensions
+//!   `2^{−(j−1)}` (boundary basis) or `2^{−j}` (centred basis). Both
+//!   processes are Markov, so it is `k(x, y)` for points in different cells
+//!   and 2-point kriging from the cell's ends within a cell. Level 0 is the
+//!   projection on the even function (Laplace) or the constant (Sobolev)
+//!   for the boundary basis, on `k(·, ½)` (kriging from ½) for the centred
+//!   one. In `D` dimensions
 //!   `z(x)ᵀz(y) = Σ_{|j|₁ ≤ n} Π_d (k_{j_d} − k_{j_d − 1})(x_d, y_d)`.
 
 use kapprox_core::Moments;
-use kapprox_features::eof::{self, Eof, EofBasis, EofKernel, EofSize, EofSpec, EofSubset};
+use kapprox_features::eof::{Eof, EofBasis, EofKernel, EofSize, EofSpec, EofSubset};
 use kapprox_features::{FeatureError, FeatureMap, Kernel, OutputKind};
 use ndarray::{Array1, Array2, ArrayView1, Axis, array};
 use rand::{Rng, SeedableRng};
@@ -20,8 +22,16 @@ use rand_chacha::ChaCha8Rng;
 
 const KERNELS: [EofKernel; 2] = [EofKernel::Laplace, EofKernel::Sobolev];
 
-fn map(kernel: EofKernel, omega: f64, d: usize, level: u32) -> Eof {
-    EofSpec::level(kernel, omega, d, level).build().expect("valid spec")
+/// The two complete bases: same kernel, different hierarchies.
+const COMPLETE: [EofBasis; 2] = [EofBasis::Centred, EofBasis::Boundary];
+
+/// Every (complete basis, kernel) pair.
+fn complete_and_kernels() -> impl Iterator<Item = (EofBasis, EofKernel)> {
+    COMPLETE.into_iter().flat_map(|b| KERNELS.map(|k| (b, k)))
+}
+
+fn map(basis: EofBasis, kernel: EofKernel, omega: f64, d: usize, level: u32) -> Eof {
+    EofSpec::level(kernel, omega, d, level).with_basis(basis).build().expect("valid spec")
 }
 
 fn exact(kernel: EofKernel, omega: f64, x: ArrayView1<'_, f64>, y: ArrayView1<'_, f64>) -> f64 {
@@ -35,8 +45,21 @@ fn k1(kernel: EofKernel, omega: f64, x: f64, y: f64) -> f64 {
     exact(kernel, omega, array![x].view(), array![y].view())
 }
 
-/// The 1-D truncation `k_j(x, y)`, from the kernel alone.
-fn k1_level(kernel: EofKernel, omega: f64, j: u32, x: f64, y: f64) -> f64 {
+/// The 1-D truncation `k_j(x, y)` of a complete basis, from the kernel
+/// alone.
+fn k1_level(basis: EofBasis, kernel: EofKernel, omega: f64, j: u32, x: f64, y: f64) -> f64 {
+    match basis {
+        EofBasis::Centred if j == 0 => {
+            k1(kernel, omega, x, 0.5) * k1(kernel, omega, y, 0.5) / k1(kernel, omega, 0.5, 0.5)
+        }
+        EofBasis::Centred => k1_boundary_level(kernel, omega, j + 1, x, y),
+        EofBasis::Boundary => k1_boundary_level(kernel, omega, j, x, y),
+        EofBasis::Paper => unreachable!("the paper basis has its own reference"),
+    }
+}
+
+/// The 1-D truncation `k_j(x, y)` of the boundary basis.
+fn k1_boundary_level(kernel: EofKernel, omega: f64, j: u32, x: f64, y: f64) -> f64 {
     if j == 0 {
         return match kernel {
             // ⟨k_x, c⟩ = c(x), and ‖c‖² from the norm's definition:
@@ -63,12 +86,19 @@ fn k1_level(kernel: EofKernel, omega: f64, j: u32, x: f64, y: f64) -> f64 {
 }
 
 /// `Σ_{|j|₁ ≤ n} Π_d Δ_{j_d}(x_d, y_d)` by a convolution over dimensions.
-fn truncated(kernel: EofKernel, omega: f64, n: u32, x: ArrayView1<'_, f64>, y: ArrayView1<'_, f64>) -> f64 {
+fn truncated(
+    basis: EofBasis,
+    kernel: EofKernel,
+    omega: f64,
+    n: u32,
+    x: ArrayView1<'_, f64>,
+    y: ArrayView1<'_, f64>,
+) -> f64 {
     let len = n as usize + 1;
     let mut acc = vec![0.0; len];
     acc[0] = 1.0;
     for (&xd, &yd) in x.iter().zip(y) {
-        let levels: Vec<f64> = (0..len as u32).map(|j| k1_level(kernel, omega, j, xd, yd)).collect();
+        let levels: Vec<f64> = (0..len as u32).map(|j| k1_level(basis, kernel, omega, j, xd, yd)).collect();
         let delta: Vec<f64> = (0..len).map(|j| levels[j] - if j == 0 { 0.0 } else { levels[j - 1] }).collect();
         let mut next = vec![0.0; len];
         for s in 0..len {
@@ -115,13 +145,13 @@ fn one_dimensional_features_are_orthonormal_in_the_rkhs() {
     // (the features are smooth inside them), derivatives by central
     // differences that stay inside a sub-cell. Error ≈ 1e-9.
     let level = 5;
-    let cells = 1usize << (level - 1);
+    let cells = 1usize << level;
     let sub = 4;
     let w = 1.0 / (cells * sub) as f64;
     let step = 1e-6;
-    for kernel in KERNELS {
+    for (basis, kernel) in complete_and_kernels() {
         for omega in [0.7, 5.0] {
-            let m = map(kernel, omega, 1, level);
+            let m = map(basis, kernel, omega, 1, level);
             let mut xs = vec![0.0, 1.0];
             let mut weights = Vec::new();
             for c in 0..cells * sub {
@@ -159,28 +189,28 @@ fn one_dimensional_features_are_orthonormal_in_the_rkhs() {
                 }
             }
             let err = (&gram - &Array2::<f64>::eye(l)).iter().fold(0.0f64, |m, v| m.max(v.abs()));
-            assert!(err < 1e-7, "{kernel:?} ω={omega}: max |G − I| = {err:e}");
+            assert!(err < 1e-7, "{basis:?} {kernel:?} ω={omega}: max |G − I| = {err:e}");
         }
     }
 }
 
 #[test]
 fn expansion_equals_the_closed_form_truncation() {
-    for kernel in KERNELS {
+    for (basis, kernel) in complete_and_kernels() {
         for (d, omega) in [(1, 0.5), (1, 9.0), (2, 2.0), (3, 1.0), (4, 0.3)] {
             let x = points(12, d, d as u64);
             let y = points(12, d, 100 + d as u64);
             for level in 0..=6 {
-                let m = map(kernel, omega, d, level);
+                let m = map(basis, kernel, omega, d, level);
                 let (zx, zy) = (m.transform(x.view()), m.transform(y.view()));
                 for i in 0..x.nrows() {
                     for k in 0..y.nrows() {
                         let got = zx.row(i).dot(&zy.row(k));
-                        let want = truncated(kernel, omega, level, x.row(i), y.row(k));
+                        let want = truncated(basis, kernel, omega, level, x.row(i), y.row(k));
                         let scale = exact(kernel, omega, Array1::ones(d).view(), Array1::ones(d).view());
                         assert!(
                             (got - want).abs() <= 1e-12 * scale,
-                            "{kernel:?} d={d} ω={omega} n={level} x={} y={}: {got} vs {want}",
+                            "{basis:?} {kernel:?} d={d} ω={omega} n={level} x={} y={}: {got} vs {want}",
                             x.row(i),
                             y.row(k)
                         );
@@ -191,12 +221,15 @@ fn expansion_equals_the_closed_form_truncation() {
     }
 }
 
-/// The finest 1-D level whose grid holds `t` (only dyadic `t` are used).
-fn grid_level(kernel: EofKernel, t: f64) -> u32 {
-    if t == 0.0 && kernel == EofKernel::Sobolev {
-        return 0;
+/// The coarsest 1-D level whose grid holds `t` (only dyadic `t` are used):
+/// `k(·, t)` lies in the span of the levels up to that one.
+fn grid_level(basis: EofBasis, kernel: EofKernel, t: f64) -> u32 {
+    match basis {
+        EofBasis::Centred if t == 0.5 => 0,
+        EofBasis::Centred => (1..=30).find(|&j| (t * 2f64.powi(j as i32)).fract() == 0.0).expect("dyadic"),
+        _ if t == 0.0 && kernel == EofKernel::Sobolev => 0,
+        _ => (1..=30).find(|&j| (t * 2f64.powi(j as i32 - 1)).fract() == 0.0).expect("dyadic"),
     }
-    (1..=30).find(|&j| (t * 2f64.powi(j as i32 - 1)).fract() == 0.0).expect("dyadic")
 }
 
 #[test]
@@ -205,15 +238,15 @@ fn exact_at_sparse_grid_points_boundary_included() {
     // z(x)ᵀz(y) = k(x, y) for every y. This covers the faces and corners
     // of the cube, where hats alone give zero.
     let mut r = ChaCha8Rng::seed_from_u64(3);
-    for kernel in KERNELS {
+    for (basis, kernel) in complete_and_kernels() {
         for d in 1..=3 {
             for level in [3u32, 5] {
-                let m = map(kernel, 1.7, d, level);
+                let m = map(basis, kernel, 1.7, d, level);
                 let y = points(10, d, 7);
                 let mut checked = 0;
                 for _ in 0..400 {
                     let x: Array1<f64> = (0..d).map(|_| r.random_range(0..=8) as f64 / 8.0).collect();
-                    if x.iter().map(|&t| grid_level(kernel, t)).sum::<u32>() > level {
+                    if x.iter().map(|&t| grid_level(basis, kernel, t)).sum::<u32>() > level {
                         continue;
                     }
                     checked += 1;
@@ -224,7 +257,7 @@ fn exact_at_sparse_grid_points_boundary_included() {
                         let want = exact(kernel, 1.7, x.view(), y.row(row));
                         assert!(
                             (got - want).abs() < 1e-12 * want.max(1.0),
-                            "{kernel:?} n={level} x={x}: {got} vs {want}"
+                            "{basis:?} {kernel:?} n={level} x={x}: {got} vs {want}"
                         );
                     }
                 }
@@ -233,10 +266,12 @@ fn exact_at_sparse_grid_points_boundary_included() {
         }
     }
     // Binary rows (a corner of the cube) reproduce k(x, x) = 1 once n ≥ D.
-    let m = map(EofKernel::Laplace, 1.0, 3, 3);
-    let z = m.transform(array![[0.0, 1.0, 1.0], [1.0, 0.0, 0.0]].view());
-    assert!((z.row(0).dot(&z.row(0)) - 1.0).abs() < 1e-12);
-    assert!((z.row(0).dot(&z.row(1)) - (-3.0f64).exp()).abs() < 1e-12);
+    for basis in COMPLETE {
+        let m = map(basis, EofKernel::Laplace, 1.0, 3, 3);
+        let z = m.transform(array![[0.0, 1.0, 1.0], [1.0, 0.0, 0.0]].view());
+        assert!((z.row(0).dot(&z.row(0)) - 1.0).abs() < 1e-12, "{basis:?}");
+        assert!((z.row(0).dot(&z.row(1)) - (-3.0f64).exp()).abs() < 1e-12, "{basis:?}");
+    }
 }
 
 #[test]
@@ -244,27 +279,29 @@ fn kernel_error_decreases_with_the_level() {
     // Max |k − zᵀz| over all pairs of a grid with 0 and 1. By Cauchy–Schwarz
     // it is the max of the diagonal error, which the nested index sets make
     // non-increasing in n. In 1-D the max is at the midpoints of the finest
-    // cells (spacing 2^{−(n−1)}, all on the 1/64 grid): tanh(ω·2^{−n}) for
-    // the Ornstein–Uhlenbeck bridge, ω·2^{−(n+1)} for the Brownian one.
+    // cells (spacing 2^{−(n−1)} for the boundary basis, 2^{−n} for the
+    // centred one, all on the 1/128 grid): tanh(ω·h/2) for the
+    // Ornstein–Uhlenbeck bridge, ω·h/4 for the Brownian one.
     let omega = 1.0;
     let levels = 2..=6u32;
-    // Bounds at level 6 for D = 2, 3: measured 0.0557, 0.1220 (Laplace) and
-    // 0.0149, 0.0644 (Sobolev), plus 5 %.
-    let bound6 = |kernel: EofKernel, d: usize| match (kernel, d) {
-        (EofKernel::Laplace, 2) => 0.0585,
-        (EofKernel::Laplace, _) => 0.128,
-        (EofKernel::Sobolev, 2) => 0.0157,
-        (EofKernel::Sobolev, _) => 0.0677,
+    // Bounds at level 6 for D = 2, 3: the measurements plus 5 %. Boundary:
+    // 0.0557, 0.1220 (Laplace) and 0.0149, 0.0644 (Sobolev).
+    let bound6 = |basis: EofBasis, kernel: EofKernel, d: usize| match (basis, kernel, d) {
+        (EofBasis::Centred, _, _) => f64::INFINITY,
+        (_, EofKernel::Laplace, 2) => 0.0585,
+        (_, EofKernel::Laplace, _) => 0.128,
+        (_, EofKernel::Sobolev, 2) => 0.0157,
+        (_, EofKernel::Sobolev, _) => 0.0677,
     };
-    for kernel in KERNELS {
-        println!("{kernel:?}, ω = {omega}: max |k − zᵀz| on the grid (features, nnz per row)");
-        for (d, steps) in [(1usize, 64usize), (2, 16), (3, 8)] {
+    for (basis, kernel) in complete_and_kernels() {
+        println!("{basis:?} {kernel:?}, ω = {omega}: max |k − zᵀz| on the grid (features, nnz per row)");
+        for (d, steps) in [(1usize, 128usize), (2, 16), (3, 8)] {
             let x = grid(d, steps);
             let k = kernel_matrix(kernel, omega, &x);
             let mut errors = Vec::new();
             let mut line = format!("  D = {d}:");
             for level in levels.clone() {
-                let m = map(kernel, omega, d, level);
+                let m = map(basis, kernel, omega, d, level);
                 let z = m.transform(x.view());
                 let err = (&k - &z.dot(&z.t())).iter().fold(0.0f64, |a, v| a.max(v.abs()));
                 let nnz = match m.output_kind() {
@@ -274,18 +311,22 @@ fn kernel_error_decreases_with_the_level() {
                 line += &format!("  n={level}: {err:.4e} ({}, {nnz})", m.n_output());
                 errors.push(err);
                 if d == 1 {
-                    let want = match kernel {
-                        EofKernel::Laplace => (omega * 0.5f64.powi(level as i32)).tanh(),
-                        EofKernel::Sobolev => omega * 0.5f64.powi(level as i32 + 1),
+                    let h = match basis {
+                        EofBasis::Centred => 0.5f64.powi(level as i32),
+                        _ => 0.5f64.powi(level as i32 - 1),
                     };
-                    assert!((err - want).abs() < 1e-12, "{kernel:?} n={level}: {err} vs closed form {want}");
+                    let want = match kernel {
+                        EofKernel::Laplace => (omega * h / 2.0).tanh(),
+                        EofKernel::Sobolev => omega * h / 4.0,
+                    };
+                    assert!((err - want).abs() < 1e-12, "{basis:?} {kernel:?} n={level}: {err} vs closed form {want}");
                 }
             }
             println!("{line}");
-            assert!(errors.windows(2).all(|w| w[1] < w[0]), "{kernel:?} D={d}: not decreasing: {errors:?}");
+            assert!(errors.windows(2).all(|w| w[1] < w[0]), "{basis:?} {kernel:?} D={d}: not decreasing: {errors:?}");
             if d > 1 {
                 let last = *errors.last().unwrap();
-                assert!(last < bound6(kernel, d), "{kernel:?} D={d}: {last} at level 6");
+                assert!(last < bound6(basis, kernel, d), "{basis:?} {kernel:?} D={d}: {last} at level 6");
             }
         }
     }
@@ -293,9 +334,17 @@ fn kernel_error_decreases_with_the_level() {
 
 #[test]
 fn counts_match_the_formulas() {
-    for d in 1..=4usize {
+    for (basis, d) in COMPLETE.into_iter().flat_map(|b| (1..=4usize).map(move |d| (b, d))) {
+        // Functions per 1-D level. Centred: k(·, ½), the two half-hats, then
+        // 2^{j−1} hats; boundary: the two boundary functions one level each,
+        // then 2^{j−2} hats.
+        let width = |j: u32| match basis {
+            EofBasis::Centred if j == 0 => 1u64,
+            EofBasis::Centred => 1 << (j - 1).max(1),
+            _ => 1 << j.saturating_sub(2),
+        };
         for level in 0..=7u32 {
-            // Brute force over (n+1)^D level vectors; w(0) = w(1) = 1, w(j) = 2^{j−2}.
+            // Brute force over (n+1)^D level vectors.
             let (mut blocks, mut features) = (0u64, 0u64);
             for code in 0..(level as usize + 1).pow(d as u32) {
                 let j: Vec<u32> = (0..d)
@@ -303,25 +352,36 @@ fn counts_match_the_formulas() {
                     .collect();
                 if j.iter().sum::<u32>() <= level {
                     blocks += 1;
-                    features += j.iter().map(|&l| 1u64 << l.saturating_sub(2)).product::<u64>();
+                    features += j.iter().map(|&l| width(l)).product::<u64>();
                 }
             }
             let binom = (1..=d as u64).fold(1u64, |c, i| c * (level as u64 + i) / i);
             assert_eq!(blocks, binom, "C(n + D, D)");
-            let m = map(EofKernel::Laplace, 1.0, d, level);
+            let m = map(basis, EofKernel::Laplace, 1.0, d, level);
             assert_eq!(m.output_kind(), OutputKind::Sparse { nnz_per_row: binom as usize }, "d={d} n={level}");
-            assert_eq!(m.n_output() as u64, features, "d={d} n={level}");
-            assert_eq!(eof::nnz_at_level(d, level), binom as u128);
-            assert_eq!(eof::n_features_at_level(d, level), features as u128);
+            assert_eq!(m.n_output() as u64, features, "{basis:?} d={d} n={level}");
+            assert_eq!(basis.nnz(d, level), binom as u128);
+            assert_eq!(basis.n_features(d, level), features as u128);
             if d == 1 && level >= 1 {
-                assert_eq!(features, (1 << (level - 1)) + 1);
+                // The points of the dyadic grid of spacing 2^{−n} (centred)
+                // or 2^{−(n−1)} (boundary).
+                let shift = if basis == EofBasis::Centred { level } else { level - 1 };
+                assert_eq!(features, (1 << shift) + 1);
             }
             // One entry per block: distinct columns, all in range, and
-            // every column is active somewhere on a fine grid.
-            // Levels ≤ 5 have at most 8 hats per dimension, so a grid of
-            // spacing 1/8 (1/256 in 1-D, for the finer levels) meets every
-            // column; 9^4 rows keep D = 4 fast.
-            let x = grid(d, if d == 1 { 256 } else { 8 });
+            // every column is active somewhere on a fine grid. The
+            // boundary basis's levels ≤ 5 have at most 8 hats per
+            // dimension, so a grid of spacing 1/8 (1/256 in 1-D, for the
+            // finer levels) meets every column; 9^4 rows keep D = 4 fast.
+            // The centred basis's level-5 hats sit between the points of
+            // the 1/16 grid, so it takes the midpoints of that grid.
+            let x = match basis {
+                EofBasis::Centred => {
+                    let cells = if d == 1 { 256 } else { 16 };
+                    grid(d, cells - 1).mapv(|t| (t * (cells - 1) as f64 + 0.5) / cells as f64)
+                }
+                _ => grid(d, if d == 1 { 256 } else { 8 }),
+            };
             let sp = m.transform_sparse(x.view());
             let mut seen = vec![false; m.n_output()];
             for row in sp.indices.rows() {
@@ -366,23 +426,29 @@ fn sparse_rows_match_dense_rows_and_moments() {
 #[test]
 fn far_fewer_non_zeros_than_features() {
     // A dense map with M features stores M values per row.
-    for (d, level) in [(1usize, 7u32), (1, 11), (2, 7), (2, 9), (3, 7), (3, 8)] {
-        let m = map(EofKernel::Laplace, 1.0, d, level);
-        let nnz = m.nnz_per_row();
-        println!(
-            "D = {d}, n = {level}: M = {}, nnz = {nnz}, ratio {:.1}",
-            m.n_output(),
-            m.n_output() as f64 / nnz as f64
-        );
-        assert!(5 * nnz <= m.n_output(), "D={d} n={level}: {nnz} non-zeros for {} features", m.n_output());
+    for basis in COMPLETE {
+        for (d, level) in [(1usize, 7u32), (1, 11), (2, 7), (2, 9), (3, 7), (3, 8)] {
+            let m = map(basis, EofKernel::Laplace, 1.0, d, level);
+            let nnz = m.nnz_per_row();
+            println!(
+                "{basis:?} D = {d}, n = {level}: M = {}, nnz = {nnz}, ratio {:.1}",
+                m.n_output(),
+                m.n_output() as f64 / nnz as f64
+            );
+            assert!(
+                5 * nnz <= m.n_output(),
+                "{basis:?} D={d} n={level}: {nnz} non-zeros for {} features",
+                m.n_output()
+            );
+        }
     }
 }
 
 #[test]
 fn budget_meets_m_exactly_between_two_levels() {
     let (kernel, omega, d) = (EofKernel::Laplace, 1.5, 2);
-    let prev = map(kernel, omega, d, 4);
-    let full = map(kernel, omega, d, 5);
+    let prev = map(EofBasis::default(), kernel, omega, d, 4);
+    let full = map(EofBasis::default(), kernel, omega, d, 5);
     let (lo, hi) = (prev.n_output(), full.n_output());
     let x = points(200, d, 8);
     let (zp, zf) = (prev.transform(x.view()), full.transform(x.view()));
@@ -434,7 +500,7 @@ fn kept_shell_functions_are_level_n_functions() {
     // Every column of a budget map equals some column of the level-n map
     // (on all rows): the subset picks functions, it does not mix them.
     let x = points(300, 2, 12);
-    let full = map(EofKernel::Sobolev, 1.0, 2, 5).transform(x.view());
+    let full = map(EofBasis::default(), EofKernel::Sobolev, 1.0, 2, 5).transform(x.view());
     let m = EofSpec::budget(EofKernel::Sobolev, 1.0, 2, 40, 6).build().unwrap();
     let z = m.transform(x.view());
     let mut used = vec![false; full.ncols()];
@@ -457,8 +523,11 @@ fn invalid_parameters_are_refused() {
     assert_eq!(name(EofSpec::level(EofKernel::Sobolev, 1.0, 0, 3).build()), "n_input");
     assert_eq!(name(EofSpec::level(EofKernel::Sobolev, 1.0, 1, 33).build()), "level");
     assert_eq!(name(EofSpec::level(EofKernel::Sobolev, 1.0, 1, 200).build()), "level");
-    // 2^31 + 1 features fit u32 columns, 2^32 + 1 do not.
-    assert!(EofSpec::level(EofKernel::Sobolev, 1.0, 1, 32).build().is_ok());
+    // 2^31 + 1 features fit u32 columns, 2^32 + 1 do not: in 1-D the
+    // boundary basis has them at levels 32 and 33, the centred at 31 and 32.
+    assert!(EofSpec::level(EofKernel::Sobolev, 1.0, 1, 32).with_basis(EofBasis::Boundary).build().is_ok());
+    assert!(EofSpec::level(EofKernel::Sobolev, 1.0, 1, 31).build().is_ok());
+    assert_eq!(name(EofSpec::level(EofKernel::Sobolev, 1.0, 1, 32).build()), "level");
     assert_eq!(name(EofSpec::level(EofKernel::Sobolev, 1.0, 4000, 2).build()), "level");
     assert_eq!(name(EofSpec::budget(EofKernel::Laplace, 1.0, 2, 0, 0).build()), "features");
     assert_eq!(name(EofSpec::budget(EofKernel::Laplace, 1.0, 1, usize::MAX, 0).build()), "features");
@@ -468,7 +537,7 @@ fn invalid_parameters_are_refused() {
     ));
     let spec = EofSpec::from_kernel(Kernel::Laplacian { sigma: 0.25 }, 2, EofSize::Level(3), 0).unwrap();
     assert_eq!((spec.kernel, spec.omega), (EofKernel::Laplace, 4.0));
-    assert_eq!((spec.basis, spec.subset), (EofBasis::Complete, EofSubset::Nested));
+    assert_eq!((spec.basis, spec.subset), (EofBasis::Centred, EofSubset::Nested));
     // The paper set is empty at level 0; a budget of 1 is its level 1.
     let paper = |size| {
         let mut spec = EofSpec::level(EofKernel::Laplace, 1.0, 2, 0).with_basis(EofBasis::Paper);
@@ -487,7 +556,7 @@ fn invalid_parameters_are_refused() {
 
 #[test]
 fn inputs_outside_the_cube_are_clamped() {
-    let m = map(EofKernel::Laplace, 2.0, 2, 5);
+    let m = map(EofBasis::default(), EofKernel::Laplace, 2.0, 2, 5);
     let outside = m.transform(array![[-0.01, 1.2], [0.5, -3.0]].view());
     let clamped = m.transform(array![[0.0, 1.0], [0.5, 0.0]].view());
     assert_eq!(outside, clamped);
@@ -497,40 +566,57 @@ fn inputs_outside_the_cube_are_clamped() {
 
 #[test]
 fn huge_omega_keeps_full_accuracy() {
-    // ω = 800 puts Π_d ψ_0(x_d) near e^{−800} at x = (½, ½, 0, 0), below
-    // f64's range, and near e^{−400} at (½, 0, 1, 0): both rows take the
-    // direct-product path. They are sparse-grid points (levels
-    // 2 + 2 + 1 + 1 = 6 and 2 + 1 + 1 + 1 = 5), so zᵀz is exact.
+    // ω = 800 puts Π_d ψ_0(x_d) below f64's range on these rows: boundary
+    // basis, ψ_0 is smallest at ½ (e^{−800} at x = (½, ½, 0, 0), e^{−400} at
+    // (½, 0, 1, 0)); centred, at 0 and 1 (e^{−800} at (½, ½, 0, 0) too).
+    // Those rows take the direct-product path. They are sparse-grid points
+    // of both bases (boundary levels 2 + 2 + 1 + 1 = 6 and 2 + 1 + 1 + 1 =
+    // 5, centred 0 + 0 + 1 + 1 and 0 + 1 + 1 + 1), so zᵀz is exact.
     let omega = 800.0;
-    let m = map(EofKernel::Laplace, omega, 4, 6);
-    let x = array![[0.5, 0.5, 0.0, 0.0], [0.5, 0.0, 1.0, 0.0], [0.3, 0.7, 0.1, 0.9]];
-    let z = m.transform(x.view());
-    for i in 0..2 {
-        for k in 0..3 {
-            let want = exact(EofKernel::Laplace, omega, x.row(i), x.row(k));
-            assert!((z.row(i).dot(&z.row(k)) - want).abs() < 1e-12, "rows {i}, {k}");
+    for basis in COMPLETE {
+        let m = map(basis, EofKernel::Laplace, omega, 4, 6);
+        let x = array![[0.5, 0.5, 0.0, 0.0], [0.5, 0.0, 1.0, 0.0], [0.3, 0.7, 0.1, 0.9]];
+        let z = m.transform(x.view());
+        for i in 0..2 {
+            for k in 0..3 {
+                let want = exact(EofKernel::Laplace, omega, x.row(i), x.row(k));
+                assert!((z.row(i).dot(&z.row(k)) - want).abs() < 1e-12, "{basis:?} rows {i}, {k}");
+            }
         }
+        // An off-grid row: finite, and zᵀz ≤ k(x, x) = 1.
+        let d = z.row(2).dot(&z.row(2));
+        assert!(z.iter().all(|v| v.is_finite()) && d > 0.0 && d <= 1.0 + 1e-12, "{basis:?} {d}");
+        let want = truncated(basis, EofKernel::Laplace, omega, 6, x.row(2), x.row(2));
+        assert!((d - want).abs() < 1e-12, "{basis:?} {d} vs {want}");
     }
-    // An off-grid row: finite, and zᵀz ≤ k(x, x) = 1.
-    let d = z.row(2).dot(&z.row(2));
-    assert!(z.iter().all(|v| v.is_finite()) && d > 0.0 && d <= 1.0 + 1e-12, "{d}");
-    let want = truncated(EofKernel::Laplace, omega, 6, x.row(2), x.row(2));
-    assert!((d - want).abs() < 1e-12, "{d} vs {want}");
 }
 
 #[test]
 fn spec_round_trips_through_json() {
     let spec = EofSpec::budget(EofKernel::Sobolev, 0.5, 7, 1000, 42);
     let json = serde_json::to_string(&spec).unwrap();
-    assert_eq!(json, r#"{"kernel":"sobolev","omega":0.5,"n_input":7,"size":{"budget":1000},"seed":42}"#);
+    assert_eq!(
+        json,
+        r#"{"kernel":"sobolev","omega":0.5,"n_input":7,"size":{"budget":1000},"seed":42,"basis":"centred"}"#
+    );
     assert_eq!(serde_json::from_str::<EofSpec>(&json).unwrap(), spec);
+    // A spec written before `basis` and `subset` existed reads as the
+    // boundary basis (then called complete) with the nested subset, and
+    // those are the values written only when they differ.
     let alias: EofSpec =
         serde_json::from_str(r#"{"kernel":"laplacian","omega":1.0,"n_input":2,"size":{"level":3},"seed":0}"#).unwrap();
-    assert_eq!(alias, EofSpec::level(EofKernel::Laplace, 1.0, 2, 3));
-    // A spec written before `basis` and `subset` existed reads as the
-    // complete basis with the nested subset; both are written only when
-    // they differ from that.
-    assert_eq!((spec.basis, spec.subset), (EofBasis::Complete, EofSubset::Nested));
+    assert_eq!(alias, EofSpec::level(EofKernel::Laplace, 1.0, 2, 3).with_basis(EofBasis::Boundary));
+    let old_name: EofSpec = serde_json::from_str(
+        r#"{"kernel":"laplace","omega":1.0,"n_input":2,"size":{"level":3},"seed":0,"basis":"complete"}"#,
+    )
+    .unwrap();
+    assert_eq!(old_name.basis, EofBasis::Boundary);
+    assert_eq!((spec.basis, spec.subset), (EofBasis::Centred, EofSubset::Nested));
+    let boundary = spec.clone().with_basis(EofBasis::Boundary);
+    assert_eq!(
+        serde_json::to_string(&boundary).unwrap(),
+        r#"{"kernel":"sobolev","omega":0.5,"n_input":7,"size":{"budget":1000},"seed":42}"#
+    );
     let paper = spec.clone().with_basis(EofBasis::Paper).with_subset(EofSubset::Uniform);
     let json = serde_json::to_string(&paper).unwrap();
     assert_eq!(
@@ -539,10 +625,10 @@ fn spec_round_trips_through_json() {
     );
     assert_eq!(serde_json::from_str::<EofSpec>(&json).unwrap(), paper);
     let uniform = spec.clone().with_subset(EofSubset::Uniform);
-    assert!(serde_json::to_string(&uniform).unwrap().ends_with(r#""seed":42,"subset":"uniform"}"#));
+    assert!(serde_json::to_string(&uniform).unwrap().ends_with(r#""seed":42,"basis":"centred","subset":"uniform"}"#));
     assert!(serde_json::from_str::<EofSpec>(&json.replace("paper", "hats")).is_err());
     // The names match the serialised spelling.
-    for b in [EofBasis::Complete, EofBasis::Paper] {
+    for b in [EofBasis::Centred, EofBasis::Boundary, EofBasis::Paper] {
         assert_eq!(serde_json::to_string(&b).unwrap(), format!("\"{}\"", b.name()));
     }
     for u in [EofSubset::Nested, EofSubset::Uniform] {
@@ -560,7 +646,7 @@ fn paper(kernel: EofKernel, omega: f64, d: usize, level: u32) -> Eof {
 /// The paper basis's 1-D level `k` (paper level `k + 1`) is the complete
 /// basis's level `k + 2`, so its increment is `Δ_{k+2} = k_{k+2} − k_{k+1}`.
 fn paper_delta(kernel: EofKernel, omega: f64, k: u32, x: f64, y: f64) -> f64 {
-    k1_level(kernel, omega, k + 2, x, y) - k1_level(kernel, omega, k + 1, x, y)
+    k1_boundary_level(kernel, omega, k + 2, x, y) - k1_boundary_level(kernel, omega, k + 1, x, y)
 }
 
 /// `Σ_{|k|₁ ≤ n − 1} Π_d Δ_{k_d + 2}(x_d, y_d)`, the paper basis's
@@ -585,7 +671,7 @@ fn truncated_paper(kernel: EofKernel, omega: f64, n: u32, x: ArrayView1<'_, f64>
 /// The 1-D kernel of the hats' span `{f : f(0) = f(1) = 0}`:
 /// `k_0 = k − k_1`, `k_1` the kriging from the two ends.
 fn bridge(kernel: EofKernel, omega: f64, x: f64, y: f64) -> f64 {
-    k1(kernel, omega, x, y) - k1_level(kernel, omega, 1, x, y)
+    k1(kernel, omega, x, y) - k1_boundary_level(kernel, omega, 1, x, y)
 }
 
 /// `|z(x)|²` of every row, from the sparse rows.
@@ -643,7 +729,7 @@ fn paper_counts_match_the_formulas() {
     assert_eq!((EofBasis::Paper.n_features(3, 0), EofBasis::Paper.nnz(3, 0)), (0, 0));
     // At equal M in 21 dimensions the complete basis is about one non-zero
     // per feature; the paper basis about 7.5 features per non-zero.
-    assert_eq!((EofBasis::Complete.n_features(21, 3), EofBasis::Complete.nnz(21, 3)), (2045, 2024));
+    assert_eq!((EofBasis::Boundary.n_features(21, 3), EofBasis::Boundary.nnz(21, 3)), (2045, 2024));
     assert_eq!((EofBasis::Paper.n_features(21, 4), EofBasis::Paper.nnz(21, 4)), (15135, 2024));
 }
 
@@ -758,9 +844,10 @@ fn paper_basis_maps_rows_on_a_face_to_zero() {
             let zi = m.transform(inside.view());
             assert!(zi.iter().all(|v| v.is_finite()));
             assert_eq!(m.count_nonzeros(inside.view()), 3 * m.nnz_per_row() as u64, "{kernel:?} n={level}");
-            let complete = map(kernel, 2.0, 3, level);
-            let zc = complete.transform(face.view());
-            assert!(zc.rows().into_iter().all(|r| r.dot(&r) > 0.0), "{kernel:?} n={level}");
+            for basis in COMPLETE {
+                let zc = map(basis, kernel, 2.0, 3, level).transform(face.view());
+                assert!(zc.rows().into_iter().all(|r| r.dot(&r) > 0.0), "{basis:?} {kernel:?} n={level}");
+            }
         }
     }
 }
@@ -772,7 +859,7 @@ fn uniform_subset_meets_m_exactly_and_is_deterministic() {
     // zero value is padding.
     let mut r = ChaCha8Rng::seed_from_u64(21);
     let x = Array2::from_shape_fn((200, d), |_| r.random::<f64>());
-    for (basis, n) in [(EofBasis::Complete, 5), (EofBasis::Paper, 4)] {
+    for (basis, n) in [(EofBasis::Centred, 5), (EofBasis::Boundary, 5), (EofBasis::Paper, 4)] {
         let (lo, hi) = (basis.n_features(d, n - 1) as usize, basis.n_features(d, n) as usize);
         let full = EofSpec::level(kernel, omega, d, n).with_basis(basis).build().unwrap();
         let zf = full.transform(x.view());
@@ -792,9 +879,16 @@ fn uniform_subset_meets_m_exactly_and_is_deterministic() {
                 used[f] = true;
                 from_previous += (f < lo) as usize;
             }
-            // Unlike the nested rule, S_{n−1} is not kept whole (for these
-            // seeds; each of its functions is kept with probability M/|S_n|).
-            assert_eq!(from_previous == lo, budget == hi, "{basis:?} budget {budget}");
+            // Unlike the nested rule, S_{n−1} is not kept whole: each of
+            // its functions is kept with probability M/|S_n|, so at M well
+            // below |S_n| some are dropped (at M = |S_n| − 1 all are kept
+            // with probability 1 − |S_{n−1}|/|S_n|, so that case is not
+            // checked).
+            if budget == hi {
+                assert_eq!(from_previous, lo, "{basis:?} budget {budget}");
+            } else if budget < hi - 1 {
+                assert!(from_previous < lo, "{basis:?} budget {budget}");
+            }
             // Kept entries first, then padding (0, 0.0).
             let sp = m.transform_sparse(x.view());
             let mut total = 0;
@@ -826,7 +920,7 @@ fn nested_subset_approximates_the_kernel_better_than_uniform() {
     let mut r = ChaCha8Rng::seed_from_u64(5);
     let x = Array2::from_shape_fn((300, d), |_| r.random::<f64>());
     let mean_error = |m: &Eof| squared_norms(m, &x).iter().map(|v| 1.0 - v).sum::<f64>() / x.nrows() as f64;
-    for (basis, n) in [(EofBasis::Complete, 5), (EofBasis::Paper, 5)] {
+    for (basis, n) in [(EofBasis::Centred, 5), (EofBasis::Boundary, 5), (EofBasis::Paper, 5)] {
         let (lo, hi) = (basis.n_features(d, n - 1) as usize, basis.n_features(d, n) as usize);
         let budget = (lo + hi) / 2;
         for seed in 0..4 {
@@ -858,8 +952,10 @@ fn paper_uniform_is_five_times_sparser_than_dense_at_d21() {
     for (basis, subset) in [
         (EofBasis::Paper, EofSubset::Uniform),
         (EofBasis::Paper, EofSubset::Nested),
-        (EofBasis::Complete, EofSubset::Nested),
-        (EofBasis::Complete, EofSubset::Uniform),
+        (EofBasis::Boundary, EofSubset::Nested),
+        (EofBasis::Boundary, EofSubset::Uniform),
+        (EofBasis::Centred, EofSubset::Nested),
+        (EofBasis::Centred, EofSubset::Uniform),
     ] {
         let m = EofSpec::budget(EofKernel::Laplace, 1.0, d, budget, 7)
             .with_basis(basis)
@@ -1043,8 +1139,10 @@ fn cpu_data_measurement() {
         margin: f64,
     }
     let configs = [
-        Config { label: "complete/nested", eof: Some((EofBasis::Complete, EofSubset::Nested)), margin: 0.0 },
-        Config { label: "complete/uniform", eof: Some((EofBasis::Complete, EofSubset::Uniform)), margin: 0.0 },
+        Config { label: "centred/nested", eof: Some((EofBasis::Centred, EofSubset::Nested)), margin: 0.0 },
+        Config { label: "centred/uniform", eof: Some((EofBasis::Centred, EofSubset::Uniform)), margin: 0.0 },
+        Config { label: "boundary/nested", eof: Some((EofBasis::Boundary, EofSubset::Nested)), margin: 0.0 },
+        Config { label: "boundary/uniform", eof: Some((EofBasis::Boundary, EofSubset::Uniform)), margin: 0.0 },
         Config { label: "paper/nested", eof: Some((EofBasis::Paper, EofSubset::Nested)), margin: 0.0 },
         Config { label: "paper/uniform", eof: Some((EofBasis::Paper, EofSubset::Uniform)), margin: 0.0 },
         Config { label: "paper/nested, x in [.1,.9]", eof: Some((EofBasis::Paper, EofSubset::Nested)), margin: 0.1 },

@@ -286,6 +286,16 @@ pub struct MapArgs {
     /// eof: sparse-grid level n (instead of the feature budget --features).
     #[arg(long)]
     pub level: Option<u32>,
+    /// eof: the 1-D basis. centred (default: complete and sparse),
+    /// boundary (complete, nearly dense in many dimensions), or paper (the
+    /// EOF paper's hats only: sparse, but zero on the faces of the cube).
+    #[arg(long, value_parser = ["centred", "boundary", "paper"])]
+    pub eof_basis: Option<String>,
+    /// eof: which M functions a budget keeps: nested (all coarser levels,
+    /// default) or uniform (the paper's draw from the whole level: sparser,
+    /// less accurate).
+    #[arg(long, value_parser = ["nested", "uniform"])]
+    pub eof_subset: Option<String>,
 }
 
 /// Reading and scaling options shared by the commands that read Parquet.

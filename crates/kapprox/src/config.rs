@@ -6,7 +6,7 @@
 use crate::cli::{MapArgs, NanArg, ReadArgs};
 use crate::fit::method::{KernelFamily, Method};
 use anyhow::{Result, bail};
-use kapprox_features::eof::{EofKernel, EofSize};
+use kapprox_features::eof::{EofBasis, EofKernel, EofSize, EofSubset};
 use kapprox_features::tefm::{Strategy, TefmKind, choose_strategy};
 use kapprox_features::{Form, MapKind};
 use kapprox_io::{LabelSpec, NanPolicy};
@@ -124,6 +124,8 @@ pub fn method_from_args(a: &MapArgs, n_targets: usize, max_memory: Option<u64>) 
     }
     if name != "eof" {
         only("level", a.level.is_some(), "eof")?;
+        only("eof-basis", a.eof_basis.is_some(), "eof")?;
+        only("eof-subset", a.eof_subset.is_some(), "eof")?;
     }
     if let Some(sketch) = tefm_kind {
         let base: MapKind = a.base.parse()?;
@@ -175,7 +177,16 @@ pub fn method_from_args(a: &MapArgs, n_targets: usize, max_memory: Option<u64>) 
                 Some(n) => EofSize::Level(n),
                 None => EofSize::Budget(a.features),
             };
-            Ok(Method::Eof { kernel, size, basis: Default::default(), subset: Default::default() })
+            let basis = match a.eof_basis.as_deref() {
+                None | Some("centred") => EofBasis::Centred,
+                Some("boundary") => EofBasis::Boundary,
+                Some(_) => EofBasis::Paper,
+            };
+            let subset = match a.eof_subset.as_deref() {
+                Some("uniform") => EofSubset::Uniform,
+                _ => EofSubset::Nested,
+            };
+            Ok(Method::Eof { kernel, size, basis, subset })
         }
         _ => {
             let kind: MapKind = name.parse()?;

@@ -1,10 +1,15 @@
 //! The orthonormal 1-D hierarchical basis of each kernel's RKHS on `[0, 1]`,
 //! evaluated at one coordinate for all levels at once.
 //!
-//! The complete basis has the levels `0..=n`: the two boundary functions,
-//! then the hats of levels `j = 2..=n`. The paper basis has the hats of
-//! levels `j = 2..=n + 1` only (the paper's levels `1..=n`), stored from
-//! index 0.
+//! Levels are numbered as in the boundary basis, where level `j ≥ 2` holds
+//! the `2^{j−2}` hats of half-width `2^{−(j−1)}`:
+//! - boundary: levels `0..=n`, the two boundary functions, then the hats of
+//!   levels `j = 2..=n`;
+//! - centred: levels `0..=n`, the kernel section `k(·, ½)`, the boundary
+//!   half-hats, then the hats of levels `j = 3..=n + 1` (centred level
+//!   `j − 1`);
+//! - paper: the hats of levels `j = 2..=n + 1` only (the paper's levels
+//!   `1..=n`), stored from index 0.
 //!
 //! The formulas are derived in the parent module's docs. Here they are
 //! written in forms that neither overflow nor cancel for any `ω > 0`:
@@ -37,35 +42,42 @@ struct Hat {
 pub(super) struct Basis1d {
     kernel: EofKernel,
     omega: f64,
-    /// Entries written per coordinate: `n + 1` (complete) or `n` (paper).
+    basis: EofBasis,
+    /// Entries written per coordinate: `n + 1` (boundary, centred) or `n`
+    /// (paper).
     len: usize,
-    /// Where the first hat (`j = 2`) goes: 2 (complete) or 0 (paper).
+    /// Where the first hat goes: 2 (boundary, centred) or 0 (paper).
     first_hat: usize,
     /// `2^{j_max−2}` (1 without hats): the finest fixed-point scale.
     top: f64,
-    /// Sobolev: `√ω`. Laplace: `1/√(2(1 + e^{−ω}))`, the even function's
-    /// normalisation.
+    /// Boundary: Sobolev `√ω`, Laplace `1/√(2(1 + e^{−ω}))`, the even
+    /// function's normalisation. Centred: Sobolev `1/√(1 + ω/2)`, Laplace
+    /// `1/√(−expm1(−ω))`, the half-hats' denominator.
     c0: f64,
-    /// Laplace: `1/√(2(−expm1(−ω)))`, the odd function's normalisation.
+    /// Boundary: Laplace `1/√(2(−expm1(−ω)))`, the odd function's
+    /// normalisation. Centred: Sobolev `√(ω/(ω + 2))` and `√(ω/2)`, the
+    /// left and right half-hats' normalisations (`c1`, `c2`).
     c1: f64,
+    c2: f64,
     /// Hat levels `2..=j_max`.
     hats: Vec<Hat>,
 }
 
 impl Basis1d {
     /// The basis of `kernel` with parameter `omega` (checked `> 0`, finite)
-    /// at level `n ≤ 32`: complete levels `0..=n`, or paper levels `1..=n`
-    /// (`n ≥ 1`; hat levels `2..=n + 1`).
+    /// at level `n ≤ 32`: boundary or centred levels `0..=n`, or paper
+    /// levels `1..=n` (`n ≥ 1`; hat levels `2..=n + 1`).
     pub(super) fn new(kernel: EofKernel, omega: f64, basis: EofBasis, n: u32) -> Self {
         debug_assert!(omega.is_finite() && omega > 0.0 && n <= super::MAX_LEVEL);
-        let (len, first_hat, j_max) = match basis {
-            EofBasis::Complete => (n as usize + 1, 2, n),
+        let (len, first_hat, j_min, j_max) = match basis {
+            EofBasis::Boundary => (n as usize + 1, 2, 2, n),
+            EofBasis::Centred => (n as usize + 1, 2, 3, n + 1),
             EofBasis::Paper => {
                 debug_assert!(n >= 1);
-                (n as usize, 0, n + 1)
+                (n as usize, 0, 2, n + 1)
             }
         };
-        let hats = (2..=j_max)
+        let hats = (j_min..=j_max)
             .map(|j| {
                 let h = 0.5f64.powi(j as i32 - 1);
                 let a = omega * h;
@@ -76,20 +88,25 @@ impl Basis1d {
                 Hat { scale: 2f64.powi(j as i32 - 2), last: (1u64 << (j - 2)) - 1, shift: j_max - j, a, c }
             })
             .collect();
-        let (c0, c1) = match kernel {
-            EofKernel::Sobolev => (omega.sqrt(), 0.0),
-            EofKernel::Laplace => {
-                (1.0 / (2.0 * (1.0 + (-omega).exp())).sqrt(), 1.0 / (2.0 * -(-omega).exp_m1()).sqrt())
+        let (c0, c1, c2) = match (basis, kernel) {
+            (EofBasis::Centred, EofKernel::Sobolev) => {
+                (1.0 / (1.0 + 0.5 * omega).sqrt(), (omega / (omega + 2.0)).sqrt(), (0.5 * omega).sqrt())
+            }
+            (EofBasis::Centred, EofKernel::Laplace) => (1.0 / (-(-omega).exp_m1()).sqrt(), 0.0, 0.0),
+            (_, EofKernel::Sobolev) => (omega.sqrt(), 0.0, 0.0),
+            (_, EofKernel::Laplace) => {
+                (1.0 / (2.0 * (1.0 + (-omega).exp())).sqrt(), 1.0 / (2.0 * -(-omega).exp_m1()).sqrt(), 0.0)
             }
         };
-        let top = if j_max >= 2 { 2f64.powi(j_max as i32 - 2) } else { 1.0 };
-        Basis1d { kernel, omega, len, first_hat, top, c0, c1, hats }
+        let top = if j_max >= j_min { 2f64.powi(j_max as i32 - 2) } else { 1.0 };
+        Basis1d { kernel, basis, omega, len, first_hat, top, c0, c1, c2, hats }
     }
 
     /// Writes the value of the one active function of each level at `x`
-    /// into `vals` (complete: `vals[j]` for `j = 0..=n`; paper: `vals[j − 2]`
-    /// for the hat levels `j = 2..=n + 1`), and its index within the level
-    /// into `idx` (always 0 for the boundary levels 0 and 1).
+    /// into `vals` (boundary and centred: `vals[j]` for `j = 0..=n`; paper:
+    /// `vals[j − 2]` for the hat levels `j = 2..=n + 1`), and its index
+    /// within the level into `idx` (0 for the one-function levels; for the
+    /// centred half-hats 0 on `[0, ½)` and 1 on `[½, 1]`).
     ///
     /// `x` is clamped to `[0, 1]`; NaN gives NaN values and index 0.
     #[inline]
@@ -97,27 +114,43 @@ impl Basis1d {
         debug_assert_eq!(vals.len(), self.len);
         debug_assert_eq!(idx.len(), self.len);
         let x = x.clamp(0.0, 1.0);
-        // The boundary levels, `min(len, first_hat)` of them.
-        let boundary = self.first_hat.min(self.len);
-        if boundary > 0 {
-            match self.kernel {
-                EofKernel::Sobolev => {
+        // The levels before the hats, `min(len, first_hat)` of them.
+        let coarse = self.first_hat.min(self.len);
+        if coarse > 0 {
+            idx[..coarse].fill(0);
+            let u = x - 0.5;
+            match (self.basis, self.kernel) {
+                (EofBasis::Centred, EofKernel::Sobolev) => {
+                    vals[0] = self.c0 * (1.0 + self.omega * x.min(0.5));
+                    if coarse > 1 {
+                        (vals[1], idx[1]) = if u < 0.0 { (-2.0 * u * self.c1, 0) } else { (2.0 * u * self.c2, 1) };
+                    }
+                }
+                (EofBasis::Centred, EofKernel::Laplace) => {
+                    // k(x, ½) = e^{−a}, and the half-hat sinh(a)/sinh(ω/2)
+                    // normalised by √(1 − e^{−ω}), a = ω|x − ½|.
+                    let a = self.omega * u.abs();
+                    vals[0] = (-a).exp();
+                    if coarse > 1 {
+                        vals[1] = self.c0 * (a - 0.5 * self.omega).exp() * -(-2.0 * a).exp_m1();
+                        idx[1] = u32::from(u >= 0.0);
+                    }
+                }
+                (_, EofKernel::Sobolev) => {
                     vals[0] = 1.0;
-                    if boundary > 1 {
+                    if coarse > 1 {
                         vals[1] = self.c0 * x;
                     }
                 }
-                EofKernel::Laplace => {
-                    let u = x - 0.5;
+                (_, EofKernel::Laplace) => {
                     let wt = self.omega * u.abs();
                     let e = (wt - 0.5 * self.omega).exp();
                     vals[0] = self.c0 * e * (1.0 + (-2.0 * wt).exp());
-                    if boundary > 1 {
+                    if coarse > 1 {
                         vals[1] = u.signum() * self.c1 * e * -(-2.0 * wt).exp_m1();
                     }
                 }
             }
-            idx[..boundary].fill(0);
         }
         if self.hats.is_empty() {
             return;
@@ -181,8 +214,8 @@ mod tests {
         let n = 7;
         for kernel in [EofKernel::Laplace, EofKernel::Sobolev] {
             for omega in [0.01, 1.0, 7.5, 40.0] {
-                // Complete: levels 0..=n; paper: hat levels 2..=n + 1.
-                for (basis, len, first) in [(EofBasis::Complete, n + 1, 0), (EofBasis::Paper, n, 2)] {
+                // Boundary: levels 0..=n; paper: hat levels 2..=n + 1.
+                for (basis, len, first) in [(EofBasis::Boundary, n + 1, 0), (EofBasis::Paper, n, 2)] {
                     let b = Basis1d::new(kernel, omega, basis, n);
                     let (mut v, mut i) = (vec![0.0; len as usize], vec![0u32; len as usize]);
                     for step in 0..=200 {
@@ -197,6 +230,49 @@ mod tests {
                             );
                             assert_eq!(i[k as usize], ei, "{basis:?} {kernel:?} j={j} x={x}");
                         }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The centred basis's level `k` in textbook form: `k(·, ½)/√k(½, ½)`,
+    /// the half-hats divided by their norms, then the boundary basis's hat
+    /// level `k + 1`.
+    fn naive_centred(kernel: EofKernel, omega: f64, k: u32, x: f64) -> (f64, u32) {
+        let right = u32::from(x >= 0.5);
+        match (kernel, k) {
+            (EofKernel::Laplace, 0) => ((-omega * (x - 0.5).abs()).exp(), 0),
+            (EofKernel::Sobolev, 0) => ((1.0 + omega * x.min(0.5)) / (1.0 + omega / 2.0).sqrt(), 0),
+            // ‖L‖² = ‖R‖² = 1/(1 − e^{−ω}).
+            (EofKernel::Laplace, 1) => {
+                let v = (omega * (x - 0.5).abs()).sinh() / (omega / 2.0).sinh();
+                (v * (1.0 - (-omega).exp()).sqrt(), right)
+            }
+            // ‖1 − 2x‖² = 1 + 2/ω (it is 1 at 0), ‖2x − 1‖² = 2/ω.
+            (EofKernel::Sobolev, 1) if x < 0.5 => ((1.0 - 2.0 * x) / (1.0 + 2.0 / omega).sqrt(), 0),
+            (EofKernel::Sobolev, 1) => ((2.0 * x - 1.0) / (2.0 / omega).sqrt(), 1),
+            _ => naive(kernel, omega, k + 1, x),
+        }
+    }
+
+    #[test]
+    fn centred_stable_forms_match_the_textbook_forms() {
+        let n = 7;
+        for kernel in [EofKernel::Laplace, EofKernel::Sobolev] {
+            for omega in [0.01, 1.0, 7.5, 40.0] {
+                let b = Basis1d::new(kernel, omega, EofBasis::Centred, n);
+                let (mut v, mut i) = (vec![0.0; n as usize + 1], vec![0u32; n as usize + 1]);
+                for step in 0..=200 {
+                    let x = step as f64 / 200.0;
+                    b.eval(x, &mut v, &mut i);
+                    for k in 0..=n {
+                        let (ev, ei) = naive_centred(kernel, omega, k, x);
+                        assert!(
+                            (v[k as usize] - ev).abs() <= 1e-13 * (1.0 + ev.abs()),
+                            "{kernel:?} ω={omega} k={k} x={x}"
+                        );
+                        assert_eq!(i[k as usize], ei, "{kernel:?} k={k} x={x}");
                     }
                 }
             }
@@ -223,7 +299,7 @@ mod tests {
 
     #[test]
     fn huge_omega_stays_finite() {
-        let b = Basis1d::new(EofKernel::Laplace, 5000.0, EofBasis::Complete, 6);
+        let b = Basis1d::new(EofKernel::Laplace, 5000.0, EofBasis::Boundary, 6);
         let (mut v, mut i) = (vec![0.0; 7], vec![0u32; 7]);
         for x in [0.0, 0.25, 0.5, 0.5 + 1e-9, 1.0] {
             b.eval(x, &mut v, &mut i);
@@ -236,7 +312,7 @@ mod tests {
 
     #[test]
     fn clamps_outside_the_unit_interval() {
-        let b = Basis1d::new(EofKernel::Laplace, 2.0, EofBasis::Complete, 5);
+        let b = Basis1d::new(EofKernel::Laplace, 2.0, EofBasis::Boundary, 5);
         let (mut v, mut w, mut i, mut k) = (vec![0.0; 6], vec![0.0; 6], vec![0u32; 6], vec![0u32; 6]);
         b.eval(-0.3, &mut v, &mut i);
         b.eval(0.0, &mut w, &mut k);

@@ -7,7 +7,8 @@
 //!
 //! | basis | `top` at level `n` | `bits(k)` |
 //! |---|---|---|
-//! | complete | `n` | `(k − 2)₊` (one function at levels 0 and 1) |
+//! | centred | `n` | 0 at level 0, then `max(k − 1, 1)` (2, 2, 4, 8, … functions) |
+//! | boundary | `n` | `(k − 2)₊` (one function at levels 0 and 1) |
 //! | paper | `n − 1` (no block at `n = 0`) | `k` (paper level `k + 1`) |
 
 use super::EofBasis;
@@ -27,7 +28,7 @@ impl Levels {
     /// The index set of `basis` at sparse-grid level `n`.
     pub(super) fn new(basis: EofBasis, n: u32) -> Self {
         let top = match basis {
-            EofBasis::Complete => Some(n),
+            EofBasis::Centred | EofBasis::Boundary => Some(n),
             EofBasis::Paper => n.checked_sub(1),
         };
         Levels { basis, top }
@@ -36,7 +37,8 @@ impl Levels {
     /// `log2` of the number of functions of the 1-D level `k`.
     pub(super) fn width_bits(&self, k: u32) -> u32 {
         match self.basis {
-            EofBasis::Complete => k.saturating_sub(2),
+            EofBasis::Centred => k.saturating_sub(1).max(k.min(1)),
+            EofBasis::Boundary => k.saturating_sub(2),
             EofBasis::Paper => k,
         }
     }
@@ -288,7 +290,7 @@ mod tests {
 
     #[test]
     fn blocks_are_the_sparse_grid_in_column_order() {
-        for basis in [EofBasis::Complete, EofBasis::Paper] {
+        for basis in [EofBasis::Centred, EofBasis::Boundary, EofBasis::Paper] {
             for (d, n) in [(1, 1), (1, 6), (2, 5), (3, 4), (4, 3), (5, 2)] {
                 let lv = Levels::new(basis, n);
                 let top = lv.top.unwrap();
@@ -326,7 +328,7 @@ mod tests {
 
     #[test]
     fn counts_saturate() {
-        let (c, p) = (|n| Levels::new(EofBasis::Complete, n), |n| Levels::new(EofBasis::Paper, n));
+        let (c, p) = (|n| Levels::new(EofBasis::Boundary, n), |n| Levels::new(EofBasis::Paper, n));
         assert_eq!(count_features(1, c(5)), 17);
         assert_eq!(count_features(1, p(5)), 31);
         assert_eq!(count_blocks(10, c(3)), 286);

@@ -122,7 +122,7 @@ pub struct ExperimentArgs {
     /// Methods, comma-separated. Default: all of the experiment's: kernel-approx and accuracy-vs-time
     /// rff, qmc, comp, fastfood, orf, nystrom, tefm-g, tefm-s; rmse-table exact, nystrom, rff,
     /// fastfood, exact-matern, rff-matern, fastfood-matern; nystrom-vs-rff nystrom, rff; eof-sparsity
-    /// rff-phase, orf, eof, eof-paper.
+    /// rff-phase, orf, eof, eof-uniform, eof-boundary, eof-paper.
     #[arg(long, value_delimiter = ',')]
     pub methods: Option<Vec<String>>,
     /// kernel-approx: rows sampled to form K (n² doubles: 72 MB at 3000). Default: 3000.
@@ -401,11 +401,25 @@ pub fn method(name: &str, kernel: KernelFamily, l: usize) -> Result<Method> {
         "nystrom" => Method::Nystrom { kernel, n_landmarks: l, rel_tol: kapprox_features::nystrom::DEFAULT_REL_TOL },
         "tefm-g" => tefm(TefmKind::Gaussian, 1),
         "tefm-s" => tefm(TefmKind::Srht, 0),
-        // kapprox's EOF: the complete basis, the nested (largest-weight) subset.
+        // kapprox's EOF: the centred basis, the nested (largest-weight) subset.
         "eof" => Method::Eof {
             kernel: EofKernel::Laplace,
             size: EofSize::Budget(l),
-            basis: EofBasis::Complete,
+            basis: EofBasis::Centred,
+            subset: EofSubset::Nested,
+        },
+        // The centred basis with M drawn uniformly from the level: sparser.
+        "eof-uniform" => Method::Eof {
+            kernel: EofKernel::Laplace,
+            size: EofSize::Budget(l),
+            basis: EofBasis::Centred,
+            subset: EofSubset::Uniform,
+        },
+        // The boundary-rooted complete basis: exact, but nearly dense in many dimensions.
+        "eof-boundary" => Method::Eof {
+            kernel: EofKernel::Laplace,
+            size: EofSize::Budget(l),
+            basis: EofBasis::Boundary,
             subset: EofSubset::Nested,
         },
         // The EOF paper's own setting: hats only, M drawn uniformly from the level.
@@ -584,6 +598,8 @@ pub fn display_name(method: &str) -> &str {
         "tefm-g" => "TEFM-G",
         "tefm-s" => "TEFM-S",
         "eof" => "EOF",
+        "eof-uniform" => "EOF (uniform M)",
+        "eof-boundary" => "EOF (boundary basis)",
         "eof-paper" => "EOF (paper)",
         "exact" => "Exact",
         other => other,

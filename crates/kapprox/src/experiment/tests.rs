@@ -178,20 +178,28 @@ fn png_size_refuses_other_files() {
 }
 
 #[test]
-fn the_papers_eof_is_sparser_than_the_complete_basis() {
+fn the_centred_and_paper_bases_are_sparser_than_the_boundary_basis() {
     let tmp = tempfile::tempdir().unwrap();
     let mut ws = Workspace::new(None).unwrap();
     let set = dataset(&mut ws, tmp.path(), "reg", 0, 300);
-    let o = eof_sparsity::options(vec![set], common(&[64], &["eof", "eof-paper"])).unwrap();
+    let methods = ["eof", "eof-uniform", "eof-boundary", "eof-paper"];
+    let o = eof_sparsity::options(vec![set], common(&[64], &methods)).unwrap();
     let rows = eof_sparsity::run(&o).unwrap();
     let get = |m: &str| rows.iter().find(|r| r.method == m).unwrap();
-    assert_eq!(get("eof").m, 64);
-    assert_eq!(get("eof-paper").m, 64);
-    // Hats only, drawn from the whole level: far fewer non-zeros.
-    assert!(get("eof-paper").nnz * 2 < get("eof").nnz, "{:?} {:?}", get("eof-paper"), get("eof"));
+    for m in methods {
+        assert_eq!(get(m).m, 64);
+    }
+    // The boundary basis spends its budget on products of functions that
+    // are non-zero everywhere; the others' blocks double with each level.
+    for m in ["eof", "eof-uniform", "eof-paper"] {
+        assert!(get(m).nnz * 2 < get("eof-boundary").nnz, "{:?} {:?}", get(m), get("eof-boundary"));
+    }
     let out = tmp.path().join("out");
     eof_sparsity::write(&rows, &out).unwrap();
-    assert!(eof_sparsity::markdown(&rows).contains("| EOF (paper) |"));
+    let md = eof_sparsity::markdown(&rows);
+    for name in ["| EOF |", "| EOF (uniform M) |", "| EOF (boundary basis) |", "| EOF (paper) |"] {
+        assert!(md.contains(name), "{name} missing from {md}");
+    }
     no_temporaries(&out);
 }
 

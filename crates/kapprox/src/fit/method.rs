@@ -108,14 +108,22 @@ pub enum Method {
         kernel: EofKernel,
         /// Level or feature budget.
         size: EofSize,
-        /// The complete basis (the default) or the paper's hats only.
-        #[serde(default)]
+        /// The centred basis (the default), the boundary basis, or the
+        /// paper's hats only. A method recorded before the field existed
+        /// used the boundary basis.
+        #[serde(default = "legacy_eof_basis")]
         basis: EofBasis,
         /// Which functions a budget keeps: nested (the default) or the
         /// paper's uniform draw from the whole level (sparser).
         #[serde(default)]
         subset: EofSubset,
     },
+}
+
+/// What a recorded EOF method without a `basis` field used: the boundary
+/// basis, then the only complete one.
+fn legacy_eof_basis() -> EofBasis {
+    EofBasis::Boundary
 }
 
 impl Method {
