@@ -112,6 +112,9 @@ impl std::error::Error for NotPositiveDefinite {}
 /// triangle is read) by Cholesky. Shapes: `a (n, n)`, `b (n, k)`.
 pub fn cholesky_solve(a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>) -> Result<Array2<f64>, NotPositiveDefinite> {
     use faer::linalg::solvers::Solve;
+    // faer's decompositions read its global parallelism: install the fixed
+    // split first, or the bits would depend on what the process ran before.
+    crate::dense_par();
     let llt = as_faer(a).llt(Side::Lower).map_err(|_| NotPositiveDefinite)?;
     let mut x = Array2::zeros(b.raw_dim().f());
     x.assign(&b);
@@ -133,6 +136,7 @@ pub fn eigh(a: ArrayView2<'_, f64>) -> (Array1<f64>, Array2<f64>) {
 
 /// The thin Q factor of `A = QR`, shape `(m, min(m, n))`.
 pub fn qr_thin_q(a: ArrayView2<'_, f64>) -> Array2<f64> {
+    crate::dense_par();
     let qr = as_faer(a).qr();
     to_ndarray(qr.compute_thin_Q().as_ref())
 }
@@ -140,6 +144,7 @@ pub fn qr_thin_q(a: ArrayView2<'_, f64>) -> Array2<f64> {
 /// The thin QR factors of `A`: `Q (m, k)` and upper-triangular `R (k, n)`,
 /// `k = min(m, n)`.
 pub fn qr_thin(a: ArrayView2<'_, f64>) -> (Array2<f64>, Array2<f64>) {
+    crate::dense_par();
     let qr = as_faer(a).qr();
     let q = to_ndarray(qr.compute_thin_Q().as_ref());
     let r_full = qr.R();
