@@ -60,6 +60,27 @@ const TEFM_ONE: Method = Method {
     over_base: true,
 };
 
+const TEFM_NYSTROM: Method = Method {
+    name: "tefm-g over nystrom",
+    // The landmark sample (96 = 4l rows), FᵀΘ, one power iteration, the fit.
+    args: &[
+        "--map",
+        "tefm-g",
+        "--base",
+        "nystrom",
+        "--features",
+        "24",
+        "--power",
+        "1",
+        "--sigma",
+        "10",
+        "--tefm-strategy",
+        "multi-pass",
+    ],
+    passes: 4,
+    over_base: true,
+};
+
 fn seven(dir: &Dir) {
     dir.convert(&cpu_train(), "seven", &["--rows-per-shard", "937"]);
 }
@@ -171,6 +192,18 @@ kapprox_test!(tefm_models_are_the_same_from_workers_and_parts, |dir| {
         }
     }
     same_model_from_every_partition(&dir, &TEFM_ONE);
+});
+
+kapprox_test!(tefm_over_nystrom_is_the_same_from_workers_and_parts, |dir| {
+    seven(&dir);
+    same_model_from_every_partition(&dir, &TEFM_NYSTROM);
+    // Bitwise, one process = one worker: the worker's coordinator takes Q's
+    // QR without having built a Nyström map first, which once left faer's
+    // global parallelism at its default there and changed the bits.
+    dir.cmd(&fit_args(&TEFM_NYSTROM, &["--out", "single.safetensors"])).stdout();
+    dir.cmd(&fit_args(&TEFM_NYSTROM, &["--out", "w1.safetensors", "--workers", "1"])).stdout();
+    let bytes = |f: &str| std::fs::read(dir.join(f)).unwrap();
+    assert!(bytes("single.safetensors") == bytes("w1.safetensors"), "one process != --workers 1");
 });
 
 // One worker is one process; more workers than shards leave some idle.
@@ -461,6 +494,11 @@ mod mpi {
     kapprox_test!(mpi_tefm_model_is_the_same_as_one_process_and_workers, |dir| {
         seven(&dir);
         same_model_under_mpi(&dir, &TEFM_MULTI);
+    });
+
+    kapprox_test!(mpi_tefm_over_nystrom_is_the_same_as_one_process_and_workers, |dir| {
+        seven(&dir);
+        same_model_under_mpi(&dir, &TEFM_NYSTROM);
     });
 
     kapprox_test!(mpi_featurize_writes_the_shards_of_one_process, |dir| {

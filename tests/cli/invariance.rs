@@ -60,22 +60,21 @@ kapprox_test!(model_does_not_depend_on_chunk_size_or_shard_layout, |dir| {
 // one pass per sketch and power iteration) build the same `Q`, and so the
 // same model; the shard layout does not matter either (issue 6, acceptance
 // 3: equal to 1e-8 relative).
-kapprox_test!(tefm_one_pass_and_multi_pass_give_the_same_model, |dir| {
+/// Fits TEFM-G (q = 1) over `base` one-pass and multi-pass on 1 and 7
+/// shards, checks the pass counts (`passes` for one-pass, multi-pass), and
+/// that all four models agree over the base features.
+fn tefm_strategies_agree(dir: &crate::util::Dir, base: &str, passes: (u64, u64)) {
     dir.convert(&cpu_train(), "one", &[]);
     dir.convert(&cpu_train(), "seven", &["--rows-per-shard", "937"]);
     let fit = |train: &str, strategy: &str, out: &str| {
         let r = dir
-            .cmd(&["fit", "--train", train, "--out", out, "--map", "tefm-g", "--features", "64", "--power", "1"])
-            .args(&["--sigma", "10", "--alpha", "0.01", "--tefm-strategy", strategy, "--json"])
+            .cmd(&["fit", "--train", train, "--out", out, "--map", "tefm-g", "--base", base, "--features", "64"])
+            .args(&["--power", "1", "--sigma", "10", "--alpha", "0.01", "--tefm-strategy", strategy, "--json"])
             .json();
         r["report"]["passes"].as_u64().expect("passes")
     };
-    assert_eq!(fit("one", "one-pass", "a1.safetensors"), 1, "one-pass TEFM reads the data once");
-    assert_eq!(
-        fit("one", "multi-pass", "b1.safetensors"),
-        3,
-        "multi-pass TEFM with q = 1: two sketch passes + the fit pass"
-    );
+    assert_eq!(fit("one", "one-pass", "a1.safetensors"), passes.0, "{base}: one-pass TEFM's passes");
+    assert_eq!(fit("one", "multi-pass", "b1.safetensors"), passes.1, "{base}: multi-pass TEFM's passes (q = 1)");
     fit("seven", "one-pass", "a7.safetensors");
     fit("seven", "multi-pass", "b7.safetensors");
     // Compare the model over the base features, Q·w (and b): the basis Q
@@ -90,7 +89,19 @@ kapprox_test!(tefm_one_pass_and_multi_pass_give_the_same_model, |dir| {
     let reference = over_base("a1.safetensors");
     for other in ["b1", "a7", "b7"] {
         let d = rel_max_diff(&reference, &over_base(&format!("{other}.safetensors")));
-        eprintln!("tefm one-pass, 1 shard vs {other}: relative max difference {d:.3e}");
-        assert!(d <= 1e-8, "{other} differs by {d:e} relative");
+        eprintln!("tefm over {base} one-pass, 1 shard vs {other}: relative max difference {d:.3e}");
+        assert!(d <= 1e-8, "{base}: {other} differs by {d:e} relative");
     }
+}
+
+kapprox_test!(tefm_one_pass_and_multi_pass_give_the_same_model, |dir| {
+    // One-pass reads the data once; multi-pass with q = 1 adds two sketch
+    // passes.
+    tefm_strategies_agree(&dir, "rff", (1, 3));
+});
+
+kapprox_test!(tefm_over_nystrom_is_the_same_model_from_both_strategies, |dir| {
+    // The landmark sample adds a pass in front (256 = 4l landmarks, drawn by
+    // a hash of the row id, so the same whatever the layout).
+    tefm_strategies_agree(&dir, "nystrom", (2, 4));
 });

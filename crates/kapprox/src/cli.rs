@@ -267,7 +267,7 @@ pub struct MapArgs {
     /// comp: inner RFF dimension d before the random projection to l.
     #[arg(long)]
     pub inner: Option<usize>,
-    /// tefm-*: the base map (rff, orf, sorf, qmc, fastfood).
+    /// tefm-*: the base map (rff, orf, sorf, qmc, fastfood, comp, or nystrom: d landmarks sampled in a first pass).
     #[arg(long, default_value = "rff")]
     pub base: String,
     /// tefm-*: features d of the base map (default 4l).

@@ -128,10 +128,16 @@ pub fn method_from_args(a: &MapArgs, n_targets: usize, max_memory: Option<u64>) 
         only("eof-subset", a.eof_subset.is_some(), "eof")?;
     }
     if let Some(sketch) = tefm_kind {
-        let base: MapKind = a.base.parse()?;
-        if matches!(base, MapKind::Binning) {
-            bail!("--base: TEFM needs a dense base map, not binning");
-        }
+        let base = match a.base.as_str() {
+            "nystrom" | "nystroem" => crate::fit::method::NYSTROM_BASE.to_string(),
+            other => {
+                let kind: MapKind = other.parse()?;
+                if matches!(kind, MapKind::Binning) {
+                    bail!("--base: TEFM needs a dense base map, not binning");
+                }
+                kind.name().to_string()
+            }
+        };
         let l = a.features;
         let d = a.sketch_features.unwrap_or(4 * l);
         if d < l {
@@ -145,7 +151,7 @@ pub fn method_from_args(a: &MapArgs, n_targets: usize, max_memory: Option<u64>) 
         };
         return Ok(Method::Tefm {
             sketch,
-            base: base.name().to_string(),
+            base,
             kernel: KernelFamily::parse(&a.kernel, a.nu)?,
             form,
             n_components: l,

@@ -123,20 +123,28 @@ pub fn features_of(method: &Method, x: ArrayView2<'_, f64>, sigma: f64, seed: u6
             OutputKind::Sparse { .. } => m.transform_sparse(x).to_dense(),
         }
     };
+    // The rows with the smallest hash of (seed, row): the fit's reservoir.
+    let landmarks = |m: usize, flag: &str| -> Result<Array2<f64>> {
+        if m > x.nrows() {
+            bail!("{flag}: {m} landmarks but only {} rows", x.nrows());
+        }
+        let mut order: Vec<usize> = (0..x.nrows()).collect();
+        order.sort_by_key(|&i| rng::hash64(seed, Domain::RESERVOIR, i as u64));
+        order.truncate(m);
+        order.sort_unstable();
+        Ok(x.select(Axis(0), &order))
+    };
     match method {
         Method::Nystrom { kernel, n_landmarks, rel_tol } => {
-            if *n_landmarks > x.nrows() {
-                bail!("--features: {n_landmarks} landmarks but only {} rows", x.nrows());
-            }
-            let mut order: Vec<usize> = (0..x.nrows()).collect();
-            order.sort_by_key(|&i| rng::hash64(seed, Domain::RESERVOIR, i as u64));
-            order.truncate(*n_landmarks);
-            order.sort_unstable();
-            let m = Nystrom::fit(kernel.at(sigma), x.select(Axis(0), &order), *rel_tol)?;
+            let m = Nystrom::fit(kernel.at(sigma), landmarks(*n_landmarks, "--features")?, *rel_tol)?;
             Ok(dense(&m))
         }
-        Method::Tefm { sketch, n_components, power, .. } => {
-            let base = method.independent_map(sigma, d_in, seed)?.expect("tefm base");
+        Method::Tefm { sketch, n_components, power, sketch_features, .. } => {
+            let sample = match method.has_nystrom_base() {
+                true => Some(landmarks(*sketch_features, "--sketch-features")?),
+                false => None,
+            };
+            let base = method.tefm_base(sigma, d_in, seed, sample.as_ref())?;
             let f = base.transform(x);
             let ftf = dense::matmul(f.t(), f.view(), kapprox_core::dense_par());
             let kind = match sketch {
@@ -276,5 +284,46 @@ mod tests {
         // The spectral norm agrees with a dense eigendecomposition.
         let (lambda, _) = kapprox_core::dense::eigh(k.view());
         assert!((norm - lambda[lambda.len() - 1]).abs() < 1e-8 * norm);
+    }
+
+    /// TEFM over a Nyström base compresses d = 4l Nyström features to l with
+    /// little loss: its error is close to Nyström's with d landmarks (TEFM
+    /// cannot beat its base: `K − GGᵀ = (K − FFᵀ) + F(I − QQᵀ)Fᵀ`, both
+    /// terms PSD for Nyström), and well below Nyström's with l.
+    #[test]
+    fn tefm_over_nystrom_keeps_the_accuracy_of_its_base() {
+        let x = Array2::from_shape_fn((400, 3), |(i, j)| ((i * 37 + j * 11) % 101) as f64 / 40.0 - 1.2);
+        let sigma = 1.0;
+        let k = kernel_matrix(Kernel::Gaussian { sigma }, x.view()).unwrap();
+        let norm = spectral_norm(&k, 1).unwrap();
+        let err = |m: &Method| {
+            approximation_error(&k, features_of(m, x.view(), sigma, 5).unwrap().view(), 1).unwrap().0 / norm
+        };
+        let nystrom = |m| Method::Nystrom {
+            kernel: KernelFamily::Gaussian,
+            n_landmarks: m,
+            rel_tol: kapprox_features::nystrom::DEFAULT_REL_TOL,
+        };
+        let l = 12;
+        let tefm = Method::Tefm {
+            sketch: TefmKind::Gaussian,
+            base: crate::fit::method::NYSTROM_BASE.into(),
+            kernel: KernelFamily::Gaussian,
+            form: None,
+            n_components: l,
+            sketch_features: 4 * l,
+            power: 1,
+            strategy: kapprox_features::tefm::Strategy::OnePass,
+        };
+        let (small, base, compressed) = (err(&nystrom(l)), err(&nystrom(4 * l)), err(&tefm));
+        let (lambda, _) = kapprox_core::dense::eigh(k.view());
+        let n = lambda.len();
+        let best = lambda[n - 1 - l] / lambda[n - 1];
+        eprintln!(
+            "Nyström l = {l}: {small:.3e}, Nyström 4l: {base:.3e}, TEFM-G over Nyström 4l -> l: {compressed:.3e}, \
+             best rank l: {best:.3e}"
+        );
+        assert!(compressed >= base.max(best) * (1.0 - 1e-6), "TEFM {compressed} below {base} or {best}");
+        assert!(compressed < 1.5 * (base + best) && compressed < 0.5 * small, "{small} {base} {best} {compressed}");
     }
 }

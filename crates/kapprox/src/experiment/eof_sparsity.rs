@@ -3,8 +3,8 @@
 //! At equal feature counts M: the number of non-zeros of the training
 //! feature matrix `F` (n × M), the fit time and the test error of entropic
 //! optimal features (sparse-grid, Laplace kernel) against dense maps — RKS
-//! (`cos(wᵀx + b)` for the Laplacian kernel, the paper's baseline) and ORF
-//! (Gaussian). As in the paper, inputs are min–max scaled to [0, 1]. Each
+//! (`cos(wᵀx + b)` for the Laplacian kernel, the paper's baseline), ORF
+//! (Gaussian) and Nyström (Laplacian, `M` landmarks). As in the paper, inputs are min–max scaled to [0, 1]. Each
 //! method's σ is chosen on validation (seed 0) among [`super::SIGMA_GRID`],
 //! then the timed fits use that one σ; α on validation.
 //!
@@ -28,11 +28,12 @@ use kapprox_io::{Dataset, ReadOptions, ScalerKind};
 use serde::Serialize;
 use std::path::Path;
 
-/// The methods: RKS (Laplacian), ORF (Gaussian), EOF (Laplace): kapprox's
+/// The methods: RKS (Laplacian), ORF (Gaussian), Nyström (Laplacian), EOF
+/// (Laplace): kapprox's
 /// centred basis with the nested and the uniform subset, the boundary
 /// basis, and the paper's hats-only basis with M functions drawn uniformly
 /// from the level.
-pub const METHODS: [&str; 6] = ["rff-phase", "orf", "eof", "eof-uniform", "eof-boundary", "eof-paper"];
+pub const METHODS: [&str; 7] = ["rff-phase", "orf", "nystrom", "eof", "eof-uniform", "eof-boundary", "eof-paper"];
 /// Default feature counts M (EOF needs M ≈ 2000 on CPU's 21 inputs).
 pub const FEATURES: [usize; 3] = [256, 1024, 2048];
 
@@ -297,7 +298,7 @@ pub fn write(rows: &[Row], dir: &Path) -> Result<()> {
     };
     let note = format!(
         "nnz(F) over the training rows; fit = every pass + solve at one σ (chosen on validation per method); inputs\n\
-         min–max scaled to [0, 1]; RKS = cos(wᵀx + b) for the Laplacian kernel; EOF = centred basis, largest-weight\n\
+         min–max scaled to [0, 1]; RKS = cos(wᵀx + b) and Nyström for the Laplacian kernel; EOF = centred basis, largest-weight\n\
          functions (kapprox's default); uniform M = M drawn uniformly from the level; boundary basis = complete but\n\
          nearly dense; EOF (paper) = the paper's hats only, uniform M; mean over seeds {seeds:?}."
     );

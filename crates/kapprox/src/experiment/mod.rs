@@ -122,7 +122,7 @@ pub struct ExperimentArgs {
     /// Methods, comma-separated. Default: all of the experiment's: kernel-approx and accuracy-vs-time
     /// rff, qmc, comp, fastfood, orf, nystrom, tefm-g, tefm-s; rmse-table exact, nystrom, rff,
     /// fastfood, exact-matern, rff-matern, fastfood-matern; nystrom-vs-rff nystrom, rff; eof-sparsity
-    /// rff-phase, orf, eof, eof-uniform, eof-boundary, eof-paper.
+    /// rff-phase, orf, nystrom, eof, eof-uniform, eof-boundary, eof-paper.
     #[arg(long, value_delimiter = ',')]
     pub methods: Option<Vec<String>>,
     /// kernel-approx: rows sampled to form K (n² doubles: 72 MB at 3000). Default: 3000.

@@ -403,9 +403,7 @@ impl FitJob {
                 let bases: Vec<Box<dyn FeatureMap>> = prepared
                     .sigmas
                     .iter()
-                    .map(|&s| {
-                        Ok(cfg.method.independent_map(s, self.base.features.len(), cfg.seed)?.expect("tefm base"))
-                    })
+                    .map(|&s| cfg.method.tefm_base(s, self.base.features.len(), cfg.seed, prepared.landmarks.as_ref()))
                     .collect::<Result<_>>()?;
                 let input = match (index, &self.progress.qs) {
                     (0, _) => {
@@ -472,7 +470,7 @@ impl FitJob {
         let (rows, skipped) = (state.rows, state.skipped);
         let maps = self.progress.maps.take().expect("maps built before the fit pass");
         let prepared = self.progress.prepared.take().expect("prepared before the fit pass");
-        let sel = select(&self.cfg, &self.cfg.method, &prepared.sigmas, self.n_input(), state, maps)?;
+        let sel = select(&self.cfg, &self.cfg.method, &prepared.sigmas, state, maps)?;
         self.timings.solve += t.elapsed().as_secs_f64();
         self.progress.done += 1;
         let cfg = &self.cfg;

@@ -10,6 +10,10 @@ use kapprox_features::{FeatureMap, Form, Kernel, MapKind, MapParams};
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 
+/// `--base nystrom`: TEFM over Nyström features (not a [`MapKind`]: it is
+/// learned from the data).
+pub const NYSTROM_BASE: &str = "nystrom";
+
 /// A kernel family; the bandwidth comes from the σ candidates.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -83,11 +87,13 @@ pub enum Method {
         /// Relative eigenvalue cut-off.
         rel_tol: f64,
     },
-    /// TEFM over a data-independent base map with `sketch_features` outputs.
+    /// TEFM over a base map with `sketch_features` outputs: a data-independent
+    /// map, or Nyström with `sketch_features` landmarks (sampled by the
+    /// prepare pass, like Nyström's own).
     Tefm {
         /// Sketch Θ: Gaussian, block SRHT or CountSketch.
         sketch: TefmKind,
-        /// Base map kind name.
+        /// Base map kind name (a [`MapKind`] name, or `nystrom`).
         base: String,
         /// Kernel family of the base map.
         kernel: KernelFamily,
@@ -146,6 +152,7 @@ impl Method {
     pub fn sample_rows(&self) -> usize {
         match self {
             Method::Nystrom { n_landmarks, .. } => *n_landmarks,
+            Method::Tefm { sketch_features, .. } if self.has_nystrom_base() => *sketch_features,
             _ => 0,
         }
     }
@@ -177,13 +184,20 @@ impl Method {
         }
     }
 
+    /// TEFM over a Nyström base (which needs landmarks from the data).
+    pub fn has_nystrom_base(&self) -> bool {
+        matches!(self, Method::Tefm { base, .. } if base == NYSTROM_BASE)
+    }
+
     /// The data-independent map at bandwidth `sigma` (for TEFM: its base
-    /// map); `None` for data-dependent families.
+    /// map, when that is data-independent); `None` for data-dependent
+    /// families.
     pub fn independent_map(&self, sigma: f64, n_input: usize, seed: u64) -> Result<Option<Box<dyn FeatureMap>>> {
         let (kind, kernel, form, l, grids, inner) = match self {
             Method::Independent { kind, kernel, form, n_components, grids, inner } => {
                 (kind, kernel, *form, *n_components, *grids, *inner)
             }
+            Method::Tefm { .. } if self.has_nystrom_base() => return Ok(None),
             Method::Tefm { base, kernel, form, sketch_features, .. } => {
                 (base, kernel, *form, *sketch_features, None, None)
             }
@@ -220,12 +234,10 @@ impl Method {
                 let l = landmarks.context("Nyström needs the landmark sample")?;
                 Ok(Box::new(Nystrom::fit(kernel.at(sigma), l.clone(), *rel_tol)?))
             }
-            Method::Tefm { strategy: Strategy::OnePass, .. } => {
-                Ok(self.independent_map(sigma, n_input, seed)?.expect("tefm base"))
-            }
+            Method::Tefm { strategy: Strategy::OnePass, .. } => self.tefm_base(sigma, n_input, seed, landmarks),
             Method::Tefm { .. } => {
                 let q = q.context("multi-pass TEFM needs Q from its sketch passes")?;
-                self.tefm_map(sigma, n_input, seed, q.clone())
+                self.tefm_map(self.tefm_base(sigma, n_input, seed, landmarks)?, seed, q.clone())
             }
             Method::Eof { kernel, size, basis, subset } => {
                 let spec = match *size {
@@ -237,10 +249,31 @@ impl Method {
         }
     }
 
-    /// The fitted TEFM map `x ↦ F(x)Q`.
-    pub fn tefm_map(&self, sigma: f64, n_input: usize, seed: u64, q: Array2<f64>) -> Result<Box<dyn FeatureMap>> {
+    /// TEFM's base map `F` at bandwidth `sigma`: the data-independent map,
+    /// or Nyström over `landmarks` (the prepare pass's sample, scaled).
+    pub fn tefm_base(
+        &self,
+        sigma: f64,
+        n_input: usize,
+        seed: u64,
+        landmarks: Option<&Array2<f64>>,
+    ) -> Result<Box<dyn FeatureMap>> {
+        let Method::Tefm { kernel, .. } = self else { bail!("not a TEFM method") };
+        if self.has_nystrom_base() {
+            let l = landmarks.context("TEFM over Nyström needs the landmark sample")?;
+            return Ok(Box::new(Nystrom::fit(
+                kernel.at(sigma),
+                l.clone(),
+                kapprox_features::nystrom::DEFAULT_REL_TOL,
+            )?));
+        }
+        Ok(self.independent_map(sigma, n_input, seed)?.expect("a data-independent TEFM base"))
+    }
+
+    /// The fitted TEFM map `x ↦ F(x)Q` over `base` (from [`Method::tefm_base`]).
+    /// `seed` is the sketch's (the fit's seed).
+    pub fn tefm_map(&self, base: Box<dyn FeatureMap>, seed: u64, q: Array2<f64>) -> Result<Box<dyn FeatureMap>> {
         let Method::Tefm { sketch, n_components, power, .. } = self else { bail!("not a TEFM method") };
-        let base = self.independent_map(sigma, n_input, seed)?.expect("tefm base");
         let params = TefmParams::new(*sketch, *n_components, seed).with_power_iterations(*power);
         Ok(Box::new(Tefm::new(base, q)?.with_params(params)?))
     }

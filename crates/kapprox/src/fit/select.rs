@@ -80,8 +80,6 @@ struct Finished {
 fn finish_candidate(
     cfg: &FitConfig,
     method: &Method,
-    sigma: f64,
-    n_input: usize,
     accs: Vec<Acc>,
     sketch: Option<Array2<f64>>,
     map: Box<dyn FeatureMap>,
@@ -98,7 +96,8 @@ fn finish_candidate(
         total.flush();
         let q = kapprox_sketch::range_finder(total.zz().view(), sk.view(), *power)?;
         parts = parts.iter().map(|p| p.project(q.view())).collect();
-        return Ok(Finished { parts, map: method.tefm_map(sigma, n_input, cfg.seed, q)? });
+        // `map` is the base map the pass accumulated (one-pass TEFM).
+        return Ok(Finished { parts, map: method.tefm_map(map, cfg.seed, q)? });
     }
     Ok(Finished { parts, map })
 }
@@ -125,7 +124,6 @@ pub fn select(
     cfg: &FitConfig,
     method: &Method,
     sigmas: &[f64],
-    n_input: usize,
     mut state: FitState,
     maps: Vec<Box<dyn FeatureMap>>,
 ) -> Result<Selection> {
@@ -162,7 +160,7 @@ pub fn select(
     let sketches = std::mem::take(&mut state.sketches);
     let parts = std::mem::take(&mut state.parts);
     for (((accs, map), sk), &sigma) in parts.into_iter().zip(maps).zip(sketches).zip(sigmas) {
-        let f = finish_candidate(cfg, method, sigma, n_input, accs, sk, map, &class_list)?;
+        let f = finish_candidate(cfg, method, accs, sk, map, &class_list)?;
         for &p in &held {
             if f.parts[p].n_samples() == 0.0 {
                 bail!("held-out part {p} of the split has no rows: too few rows to validate");
