@@ -198,6 +198,41 @@ pub fn eval(a: &EvalArgs) -> Result<()> {
     Ok(())
 }
 
+/// `featurize --map` without a model: the method and its one bandwidth.
+pub(crate) fn featurize_method(a: &FeaturizeArgs) -> Result<(Method, SigmaSpec)> {
+    let method = config::method_from_args(&a.map, 1, None)?;
+    let sigmas = config::parse_sigmas(&a.map.sigma)?;
+    if sigmas.len() != 1 {
+        bail!("--sigma: featurize takes one bandwidth, got {}", sigmas.len());
+    }
+    Ok((method, sigmas[0]))
+}
+
+/// `featurize --map` without a model, once the column statistics (and, for
+/// `--sigma auto`, the bandwidth sample) are known: the scaler and the
+/// data-independent map. Maps learned from data need a model.
+pub(crate) fn featurize_map(
+    a: &FeaturizeArgs,
+    method: &Method,
+    sigma: SigmaSpec,
+    stats: &kapprox_io::ColumnStats,
+    sample: Option<ndarray::Array2<f64>>,
+    n_input: usize,
+) -> Result<(Scaler, Box<dyn kapprox_features::FeatureMap>)> {
+    let scaler = Scaler::fit(scale_kind(a.scale), stats);
+    let median = sample.map(|mut s| {
+        scaler.apply_in_place(s.view_mut());
+        crate::fit::median_distance(&s.view())
+    });
+    match method.independent_map(sigma.resolve(median), n_input, a.map.seed)? {
+        Some(map) => Ok((scaler, map)),
+        None => bail!(
+            "--map {}: this map is learned from data; fit a model first and run featurize --model MODEL",
+            a.map.map
+        ),
+    }
+}
+
 /// `kapprox featurize`.
 pub fn featurize(a: &FeaturizeArgs) -> Result<()> {
     // Under mpirun, each rank writes its own shards.
@@ -213,11 +248,7 @@ pub fn featurize(a: &FeaturizeArgs) -> Result<()> {
             (m.doc.feature_columns.clone(), m.doc.scaler.clone(), m.map)
         }
         None => {
-            let method = config::method_from_args(&a.map, 1, None)?;
-            let sigmas = config::parse_sigmas(&a.map.sigma)?;
-            if sigmas.len() != 1 {
-                bail!("--sigma: featurize takes one bandwidth, got {}", sigmas.len());
-            }
+            let (method, sigma) = featurize_method(a)?;
             let (features, label) = resolve_optional_label(&ds, &read_cfg.label)?;
             let shards: Vec<usize> = (0..ds.shards().len()).collect();
             let read = ReadOptions::new(features.clone())
@@ -225,7 +256,7 @@ pub fn featurize(a: &FeaturizeArgs) -> Result<()> {
                 .with_chunk_rows(read_cfg.chunk_rows)
                 .with_nan_policy(read_cfg.nan)
                 .with_shards(shards);
-            let needs_sample = matches!(sigmas[0], SigmaSpec::Auto(_));
+            let needs_sample = matches!(sigma, SigmaSpec::Auto(_));
             let stored = ds.stored_stats().and_then(|s| s.select(&features, ds.path()).ok());
             let (stats, sample) = match stored {
                 Some(stats) if !needs_sample => (stats, None),
@@ -235,19 +266,7 @@ pub fn featurize(a: &FeaturizeArgs) -> Result<()> {
                     (stored.or(st.stats).expect("statistics stored or computed"), st.sample.map(|r| r.finish().1))
                 }
             };
-            let scaler = Scaler::fit(scale_kind(a.scale), &stats);
-            let median = sample.map(|mut s| {
-                scaler.apply_in_place(s.view_mut());
-                crate::fit::median_distance(&s.view())
-            });
-            let sigma = sigmas[0].resolve(median);
-            let map = match method.independent_map(sigma, features.len(), a.map.seed)? {
-                Some(m) => m,
-                None => bail!(
-                    "--map {}: this map is learned from data; fit a model first and run featurize --model MODEL",
-                    a.map.map
-                ),
-            };
+            let (scaler, map) = featurize_map(a, &method, sigma, &stats, sample, features.len())?;
             (features, scaler, map)
         }
     };

@@ -358,10 +358,10 @@ impl World {
 /// feature shards of its own input shards. If any rank fails, every rank
 /// removes the shards it wrote.
 pub fn featurize(a: &crate::cli::FeaturizeArgs) -> Result<()> {
-    use crate::commands::{resolve_optional_label, scale_kind, write_features};
-    use crate::config::{self, ReadConfig, SigmaSpec};
+    use crate::commands::{featurize_map, featurize_method, resolve_optional_label, write_features};
+    use crate::config::{ReadConfig, SigmaSpec};
     use crate::fit::passes::{SIGMA_SAMPLE_ROWS, prepare_pass};
-    use kapprox_io::{Dataset, ReadOptions, Scaler};
+    use kapprox_io::{Dataset, ReadOptions};
 
     let w = World::init()?;
     let start = Instant::now();
@@ -391,13 +391,9 @@ pub fn featurize(a: &crate::cli::FeaturizeArgs) -> Result<()> {
             (m.doc.feature_columns.clone(), m.doc.scaler.clone(), m.map)
         }
         None => {
-            let method = config::method_from_args(&a.map, 1, None)?;
-            let sigmas = config::parse_sigmas(&a.map.sigma)?;
-            if sigmas.len() != 1 {
-                bail!("--sigma: featurize takes one bandwidth, got {}", sigmas.len());
-            }
+            let (method, sigma) = featurize_method(a)?;
             let (features, label) = resolve_optional_label(&ds, &read_cfg.label)?;
-            let needs_sample = matches!(sigmas[0], SigmaSpec::Auto(_));
+            let needs_sample = matches!(sigma, SigmaSpec::Auto(_));
             let stored = ds.stored_stats().and_then(|s| s.select(&features, ds.path()).ok());
             let (stats, sample) = match stored {
                 Some(stats) if !needs_sample => (stats, None),
@@ -427,19 +423,7 @@ pub fn featurize(a: &crate::cli::FeaturizeArgs) -> Result<()> {
                     (stored.or(st.stats).expect("statistics stored or computed"), st.sample.map(|r| r.finish().1))
                 }
             };
-            let scaler = Scaler::fit(scale_kind(a.scale), &stats);
-            let median = sample.map(|mut s| {
-                scaler.apply_in_place(s.view_mut());
-                crate::fit::median_distance(&s.view())
-            });
-            let sigma = sigmas[0].resolve(median);
-            let map = match method.independent_map(sigma, features.len(), a.map.seed)? {
-                Some(m) => m,
-                None => bail!(
-                    "--map {}: this map is learned from data; fit a model first and run featurize --model MODEL",
-                    a.map.map
-                ),
-            };
+            let (scaler, map) = featurize_map(a, &method, sigma, &stats, sample, features.len())?;
             (features, scaler, map)
         }
     };
