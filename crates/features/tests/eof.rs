@@ -94,12 +94,25 @@ fn truncated(
     x: ArrayView1<'_, f64>,
     y: ArrayView1<'_, f64>,
 ) -> f64 {
-    let len = n as usize + 1;
+    sum_over_shells(n as usize + 1, x, y, |xd, yd| {
+        let levels: Vec<f64> = (0..=n).map(|j| k1_level(basis, kernel, omega, j, xd, yd)).collect();
+        (0..levels.len()).map(|j| levels[j] - if j == 0 { 0.0 } else { levels[j - 1] }).collect()
+    })
+}
+
+/// `Σ_{|k|₁ < len} Π_d Δ_d[k_d]` for the 1-D level increments
+/// `Δ_d = delta(x_d, y_d)` (`len` entries each), by a convolution over
+/// dimensions.
+fn sum_over_shells(
+    len: usize,
+    x: ArrayView1<'_, f64>,
+    y: ArrayView1<'_, f64>,
+    delta: impl Fn(f64, f64) -> Vec<f64>,
+) -> f64 {
     let mut acc = vec![0.0; len];
     acc[0] = 1.0;
     for (&xd, &yd) in x.iter().zip(y) {
-        let levels: Vec<f64> = (0..len as u32).map(|j| k1_level(basis, kernel, omega, j, xd, yd)).collect();
-        let delta: Vec<f64> = (0..len).map(|j| levels[j] - if j == 0 { 0.0 } else { levels[j - 1] }).collect();
+        let delta = delta(xd, yd);
         let mut next = vec![0.0; len];
         for s in 0..len {
             for j in 0..=s {
@@ -656,20 +669,7 @@ fn paper_delta(kernel: EofKernel, omega: f64, k: u32, x: f64, y: f64) -> f64 {
 /// `Σ_{|k|₁ ≤ n − 1} Π_d Δ_{k_d + 2}(x_d, y_d)`, the paper basis's
 /// truncated expansion at level `n`, by a convolution over dimensions.
 fn truncated_paper(kernel: EofKernel, omega: f64, n: u32, x: ArrayView1<'_, f64>, y: ArrayView1<'_, f64>) -> f64 {
-    let len = n as usize;
-    let mut acc = vec![0.0; len];
-    acc[0] = 1.0;
-    for (&xd, &yd) in x.iter().zip(y) {
-        let delta: Vec<f64> = (0..len as u32).map(|k| paper_delta(kernel, omega, k, xd, yd)).collect();
-        let mut next = vec![0.0; len];
-        for s in 0..len {
-            for k in 0..=s {
-                next[s] += acc[s - k] * delta[k];
-            }
-        }
-        acc = next;
-    }
-    acc.iter().sum()
+    sum_over_shells(n as usize, x, y, |xd, yd| (0..n).map(|k| paper_delta(kernel, omega, k, xd, yd)).collect())
 }
 
 /// The 1-D kernel of the hats' span `{f : f(0) = f(1) = 0}`:
