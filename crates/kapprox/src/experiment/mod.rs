@@ -198,6 +198,18 @@ pub fn run(a: &ExperimentArgs) -> Result<()> {
             .collect()
     };
     let shared = || data::locate_shared(&a.shared_data);
+    // The user's --data sets, or else the experiment's shared files (each
+    // split 80/20), read as `task`.
+    let sets = |ws: &mut data::Workspace, defaults: &[(&str, Task)], task: Task| -> Result<Vec<data::DataSet>> {
+        if !a.data.is_empty() {
+            return user_sets(ws, task);
+        }
+        let s = shared()?;
+        defaults.iter().map(|&(file, t)| ws.resolve(&data::Source::shared(&s, file, t), 0.2)).collect()
+    };
+    const CPU: (&str, Task) = ("cpu_rks_train.tsv.gz", Task::Regression);
+    const HOUSE: (&str, Task) = ("pmlb/574_house_16H.tsv.gz", Task::Regression);
+    const A9A: (&str, Task) = ("libsvm/a9a", Task::Classification);
     let out = &a.out;
     match a.name {
         Experiment::KernelApprox => {
@@ -211,64 +223,28 @@ pub fn run(a: &ExperimentArgs) -> Result<()> {
             report(&rows, a.json, &kernel_approx::markdown(&rows))?;
         }
         Experiment::AccuracyVsTime => {
-            let sets = if a.data.is_empty() {
-                let s = shared()?;
-                vec![
-                    ws.resolve(&data::Source::shared(&s, "cpu_rks_train.tsv.gz", Task::Regression), 0.2)?,
-                    ws.resolve(&data::Source::shared(&s, "libsvm/a9a", Task::Classification), 0.2)?,
-                ]
-            } else {
-                user_sets(&mut ws, Task::Regression)?
-            };
-            let opts = accuracy_vs_time::options(sets, common)?;
+            let opts = accuracy_vs_time::options(sets(&mut ws, &[CPU, A9A], Task::Regression)?, common)?;
             let rows = accuracy_vs_time::run(&opts)?;
             accuracy_vs_time::write(&rows, out)?;
             report(&rows, a.json, &accuracy_vs_time::markdown(&rows))?;
         }
         Experiment::RmseTable => {
-            let sets = if a.data.is_empty() {
-                let s = shared()?;
-                vec![
-                    ws.resolve(&data::Source::shared(&s, "cpu_rks_train.tsv.gz", Task::Regression), 0.2)?,
-                    ws.resolve(&data::Source::shared(&s, "pmlb/574_house_16H.tsv.gz", Task::Regression), 0.2)?,
-                ]
-            } else {
-                user_sets(&mut ws, Task::Regression)?
-            };
-            let opts = rmse_table::Options::new(sets, a.exact_rows, common)?;
+            let opts = rmse_table::Options::new(sets(&mut ws, &[CPU, HOUSE], Task::Regression)?, a.exact_rows, common)?;
             let rows = rmse_table::run(&opts)?;
             rmse_table::write(&rows, &opts, out)?;
             report(&rows, a.json, &rmse_table::markdown(&rows, &opts))?;
         }
         Experiment::NystromVsRff => {
-            let sets = if a.data.is_empty() {
-                let s = shared()?;
-                // The paper's CPU, CENSUS, ADULT and COVTYPE (a 15k sample).
-                vec![
-                    ws.resolve(&data::Source::shared(&s, "cpu_rks_train.tsv.gz", Task::Regression), 0.2)?,
-                    ws.resolve(&data::Source::shared(&s, "pmlb/574_house_16H.tsv.gz", Task::Regression), 0.2)?,
-                    ws.resolve(&data::Source::shared(&s, "libsvm/a9a", Task::Classification), 0.2)?,
-                    ws.resolve(
-                        &data::Source::shared(&s, "covtype_subsets/covtype_random15k.csv", Task::Classification),
-                        0.2,
-                    )?,
-                ]
-            } else {
-                user_sets(&mut ws, Task::Classification)?
-            };
+            // The paper's CPU, CENSUS, ADULT and COVTYPE (a 15k sample).
+            let covtype = ("covtype_subsets/covtype_random15k.csv", Task::Classification);
+            let sets = sets(&mut ws, &[CPU, HOUSE, A9A, covtype], Task::Classification)?;
             let opts = nystrom_vs_rff::options(sets, common)?;
             let rows = nystrom_vs_rff::run(&opts)?;
             nystrom_vs_rff::write(&rows, out)?;
             report(&rows, a.json, &nystrom_vs_rff::markdown(&rows))?;
         }
         Experiment::EofSparsity => {
-            let sets = if a.data.is_empty() {
-                let s = shared()?;
-                vec![ws.resolve(&data::Source::shared(&s, "cpu_rks_train.tsv.gz", Task::Regression), 0.2)?]
-            } else {
-                user_sets(&mut ws, Task::Regression)?
-            };
-            let opts = eof_sparsity::options(sets, common)?;
+            let opts = eof_sparsity::options(sets(&mut ws, &[CPU], Task::Regression)?, common)?;
             let rows = eof_sparsity::run(&opts)?;
             eof_sparsity::write(&rows, out)?;
             report(&rows, a.json, &eof_sparsity::markdown(&rows))?;
