@@ -32,6 +32,12 @@ pub enum FeatureError {
         /// The name given.
         name: String,
     },
+    /// A map of another crate whose builder is not registered.
+    #[error("no builder is registered for the map {name:?} (register it with Registry::with)")]
+    UnregisteredMap {
+        /// The map's registered name.
+        name: String,
+    },
     /// The map cannot approximate this kernel.
     #[error("the {map} map does not support the {kernel} kernel: it supports {supported}")]
     UnsupportedKernel {

@@ -1,8 +1,8 @@
-use crate::binning;
-use crate::comp;
+//! The data-independent map families and their names.
+
 use crate::error::{FeatureError, Result};
 use crate::kernel::Kernel;
-use crate::spec::{Form, MapSpec};
+use crate::spec::MapSpec;
 
 /// The data-independent map families, by the name the CLI uses
 /// (`--map NAME`).
@@ -109,121 +109,37 @@ impl std::str::FromStr for MapKind {
     }
 }
 
-/// Generic, unchecked parameters of a data-independent map, as a CLI
-/// collects them; [`MapParams::check`] turns them into a [`MapSpec`].
-///
-/// | name | default | purpose | range |
-/// |---|---|---|---|
-/// | `kind` | — | map family | [`MapKind`] |
-/// | `kernel` | — | kernel approximated | supported by `kind` |
-/// | `n_input` | — | input dimension `d` | ≥ 1 |
-/// | `n_components` | — | output dimension `l` | ≥ 1, even for pairs |
-/// | `form` | pairs | Fourier output form | not for binning |
-/// | `seed` | 0 | seed of all random parameters | any |
-/// | `n_grids` | [`binning::DEFAULT_GRIDS`] | binning: grids `P` | ≥ 1, binning only |
-/// | `n_inner` | [`comp::default_inner`]`(l)` | comp: inner RFF dimension | ≥ 1, comp only |
-///
-/// ```
-/// use kapprox_features::{FeatureError, Kernel, MapKind, MapParams, MapSpec};
-///
-/// let spec = MapParams::new(MapKind::Fastfood, Kernel::Gaussian { sigma: 1.0 }, 784, 8192).with_seed(3).check()?;
-/// assert_eq!(spec.n_output(), 8192);
-/// let err = MapParams::new(MapKind::Binning, Kernel::Gaussian { sigma: 1.0 }, 10, 1000).check().unwrap_err();
-/// assert!(matches!(err, FeatureError::UnsupportedKernel { map: "binning", .. }));
-/// # Ok::<(), FeatureError>(())
-/// ```
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub struct MapParams {
-    /// Map family.
-    pub kind: MapKind,
-    /// Kernel approximated.
-    pub kernel: Kernel,
-    /// Input dimension.
-    pub n_input: usize,
-    /// Output dimension `l`.
-    pub n_components: usize,
-    /// Fourier output form (`None`: pairs where it applies).
-    pub form: Option<Form>,
-    /// Seed of the random parameters.
-    pub seed: u64,
-    /// Binning: number of grids.
-    pub n_grids: Option<usize>,
-    /// Comp: inner RFF dimension.
-    pub n_inner: Option<usize>,
-}
-
-impl MapParams {
-    /// Parameters with every option at its default.
-    pub fn new(kind: MapKind, kernel: Kernel, n_input: usize, n_components: usize) -> Self {
-        MapParams { kind, kernel, n_input, n_components, form: None, seed: 0, n_grids: None, n_inner: None }
+impl MapSpec {
+    /// The map's kind, for data-independent maps (`None` for maps learned
+    /// from data: Nyström, TEFM, EOF, kernel columns, and for maps of other
+    /// crates).
+    pub fn kind(&self) -> Option<MapKind> {
+        Some(match self {
+            MapSpec::Rff { .. } => MapKind::Rff,
+            MapSpec::Orf { .. } => MapKind::Orf,
+            MapSpec::Sorf { .. } => MapKind::Sorf,
+            MapSpec::Qmc { .. } => MapKind::Qmc,
+            MapSpec::Fastfood { .. } => MapKind::Fastfood,
+            MapSpec::Binning { .. } => MapKind::Binning,
+            MapSpec::Comp { .. } => MapKind::Comp,
+            MapSpec::Nystrom(_)
+            | MapSpec::Tefm { .. }
+            | MapSpec::Eof(_)
+            | MapSpec::KernelColumns { .. }
+            | MapSpec::Custom { .. } => return None,
+        })
     }
 
-    /// Sets the Fourier output form. Default: pairs.
-    pub fn with_form(mut self, form: Form) -> Self {
-        self.form = Some(form);
-        self
-    }
-
-    /// Sets the seed. Default: 0.
-    pub fn with_seed(mut self, seed: u64) -> Self {
-        self.seed = seed;
-        self
-    }
-
-    /// Sets binning's number of grids. Default: [`binning::DEFAULT_GRIDS`].
-    pub fn with_grids(mut self, n_grids: usize) -> Self {
-        self.n_grids = Some(n_grids);
-        self
-    }
-
-    /// Sets Comp's inner dimension. Default: [`comp::default_inner`].
-    pub fn with_inner(mut self, n_inner: usize) -> Self {
-        self.n_inner = Some(n_inner);
-        self
-    }
-
-    /// Validates the combination and returns the spec.
-    ///
-    /// # Errors
-    /// An unsupported kernel for the kind, an option the kind does not take,
-    /// or an invalid parameter.
-    pub fn check(&self) -> Result<MapSpec> {
-        let MapParams { kind, kernel, n_input, n_components, form, seed, n_grids, n_inner } = *self;
-        let refuse = |option| Err(FeatureError::UnsupportedOption { map: kind.name(), option });
-        if kind == MapKind::Binning && form.is_some() {
-            return refuse("form");
+    /// A short name: the map kind, or `nystrom`, `tefm`, `eof`,
+    /// `kernel-columns`, or the registered name of another crate's map.
+    pub fn name(&self) -> &str {
+        match self {
+            MapSpec::Nystrom(_) => "nystrom",
+            MapSpec::Tefm { .. } => "tefm",
+            MapSpec::Eof(_) => "eof",
+            MapSpec::KernelColumns { .. } => "kernel-columns",
+            MapSpec::Custom { name, .. } => name,
+            _ => self.kind().expect("data-independent").name(),
         }
-        if kind != MapKind::Binning && n_grids.is_some() {
-            return refuse("grids");
-        }
-        if kind != MapKind::Comp && n_inner.is_some() {
-            return refuse("inner");
-        }
-        let form = form.unwrap_or_default();
-        let spec = match kind {
-            MapKind::Rff => MapSpec::Rff { kernel, form, n_input, n_components, seed },
-            MapKind::Orf => MapSpec::Orf { kernel, form, n_input, n_components, seed },
-            MapKind::Sorf => MapSpec::Sorf { kernel, form, n_input, n_components, seed },
-            MapKind::Qmc => MapSpec::Qmc { kernel, form, n_input, n_components, seed },
-            MapKind::Fastfood => MapSpec::Fastfood { kernel, form, n_input, n_components, seed },
-            MapKind::Binning => MapSpec::Binning {
-                kernel,
-                n_input,
-                n_components,
-                n_grids: n_grids.unwrap_or(binning::DEFAULT_GRIDS),
-                seed,
-            },
-            MapKind::Comp => MapSpec::Comp {
-                kernel,
-                form,
-                n_input,
-                n_components,
-                n_inner: n_inner.unwrap_or_else(|| comp::default_inner(n_components)),
-                seed,
-            },
-        };
-        spec.validate()?;
-        Ok(spec)
     }
 }

@@ -18,10 +18,10 @@
 use crate::error::{FeatureError, Result};
 use crate::kernel::Kernel;
 use crate::map::FeatureMap;
+pub use crate::spec::NystromParams;
 use crate::spec::{MapSpec, Tensors};
 use kapprox_core::{Par, dense};
 use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, Axis, s};
-use serde::{Deserialize, Serialize};
 
 /// Default relative eigenvalue cut-off of [`Nystrom::fit`].
 ///
@@ -35,31 +35,6 @@ pub const DEFAULT_REL_TOL: f64 = 1e-10;
 /// Rows transformed per kernel block, so that the `(rows, m)` scratch stays
 /// bounded whatever the caller's chunk size.
 const ROW_BLOCK: usize = 512;
-
-/// The serialisable description of a fitted Nyström map (everything but
-/// its [`Tensors`]).
-///
-/// | Name | Default | Purpose | Range |
-/// |---|---|---|---|
-/// | `kernel` | — | kernel approximated | any [`Kernel`] with σ > 0 |
-/// | `n_input` | — | input dimension `d` | ≥ 1 |
-/// | `n_landmarks` | — | landmarks `m` | ≥ 1 |
-/// | `n_components` | — | output dimension `r` (eigenvalues kept) | `1..=m` |
-/// | `rel_tol` | [`DEFAULT_REL_TOL`] | relative eigenvalue cut-off | `[0, 1)` |
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct NystromParams {
-    /// The kernel approximated.
-    pub kernel: Kernel,
-    /// Input dimension `d`.
-    pub n_input: usize,
-    /// Number of landmarks `m`.
-    pub n_landmarks: usize,
-    /// Output dimension `r ≤ m`.
-    pub n_components: usize,
-    /// Eigenvalues `λ ≤ rel_tol·λ_max` of `K_mm` were dropped.
-    pub rel_tol: f64,
-}
 
 /// A fitted Nyström feature map `z(x) = Nᵀ k(x, L)`.
 ///

@@ -1,18 +1,13 @@
-use crate::binning::RandomBinning;
-use crate::comp::Comp;
-use crate::eof::EofSpec;
+//! What a map is, as data: [`MapSpec`] (kind, parameters, seed; never a
+//! random matrix) and the descriptions of the maps learned from data.
+//!
+//! This module sits below every map: a map's [`crate::FeatureMap::spec`]
+//! returns a [`MapSpec`], and the registry above the maps
+//! ([`crate::Registry`]) turns one back into a map.
+
+use crate::eof::spec::{EofKernel, EofSpec};
 use crate::error::{FeatureError, Result};
-use crate::exact::KernelColumns;
-use crate::fastfood::Fastfood;
 use crate::kernel::Kernel;
-use crate::kind::MapKind;
-use crate::map::FeatureMap;
-use crate::nystrom::{Nystrom, NystromParams};
-use crate::orf::Orf;
-use crate::qmc::Qmc;
-use crate::rff::Rff;
-use crate::sorf::Sorf;
-use crate::tefm::{Tefm, TefmParams};
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -67,7 +62,7 @@ impl std::str::FromStr for Form {
 #[serde(tag = "map", rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum MapSpec {
-    /// Random Fourier features ([`Rff`]).
+    /// Random Fourier features ([`crate::Rff`]).
     Rff {
         /// The kernel approximated.
         kernel: Kernel,
@@ -80,7 +75,7 @@ pub enum MapSpec {
         /// Seed of the frequencies.
         seed: u64,
     },
-    /// Orthogonal random features ([`Orf`]).
+    /// Orthogonal random features ([`crate::Orf`]).
     Orf {
         /// The kernel approximated (Gaussian or Matérn).
         kernel: Kernel,
@@ -93,7 +88,7 @@ pub enum MapSpec {
         /// Seed of the orthogonal blocks.
         seed: u64,
     },
-    /// Structured orthogonal random features ([`Sorf`]).
+    /// Structured orthogonal random features ([`crate::Sorf`]).
     Sorf {
         /// The kernel approximated (Gaussian or Matérn).
         kernel: Kernel,
@@ -106,7 +101,7 @@ pub enum MapSpec {
         /// Seed of the sign diagonals.
         seed: u64,
     },
-    /// Quasi-Monte Carlo features ([`Qmc`]).
+    /// Quasi-Monte Carlo features ([`crate::Qmc`]).
     Qmc {
         /// The kernel approximated.
         kernel: Kernel,
@@ -119,7 +114,7 @@ pub enum MapSpec {
         /// Seed of the scrambling.
         seed: u64,
     },
-    /// Fastfood ([`Fastfood`]).
+    /// Fastfood ([`crate::Fastfood`]).
     Fastfood {
         /// The kernel approximated (Gaussian or Matérn).
         kernel: Kernel,
@@ -132,7 +127,7 @@ pub enum MapSpec {
         /// Seed of the diagonals and permutations.
         seed: u64,
     },
-    /// Random binning ([`RandomBinning`]), sparse output.
+    /// Random binning ([`crate::RandomBinning`]), sparse output.
     Binning {
         /// The kernel approximated (Laplacian).
         kernel: Kernel,
@@ -145,7 +140,7 @@ pub enum MapSpec {
         /// Seed of the grids.
         seed: u64,
     },
-    /// Compact random features ([`Comp`]): RFF to `n_inner`, projected to `l`.
+    /// Compact random features ([`crate::Comp`]): RFF to `n_inner`, projected to `l`.
     Comp {
         /// The kernel approximated.
         kernel: Kernel,
@@ -160,9 +155,9 @@ pub enum MapSpec {
         /// Seed of the frequencies and the projection.
         seed: u64,
     },
-    /// Nyström ([`Nystrom`]); tensors `landmarks (m, d)` and `normalization (m, r)`.
+    /// Nyström ([`crate::nystrom::Nystrom`]); tensors `landmarks (m, d)` and `normalization (m, r)`.
     Nystrom(NystromParams),
-    /// TEFM ([`Tefm`]): `x ↦ F(x)Q` over any base map; tensor `q (d, l)`, plus
+    /// TEFM ([`crate::tefm::Tefm`]): `x ↦ F(x)Q` over any base map; tensor `q (d, l)`, plus
     /// the base map's tensors prefixed `base.`.
     Tefm {
         /// The base map `F`.
@@ -172,7 +167,7 @@ pub enum MapSpec {
     },
     /// Entropic optimal features ([`crate::eof::Eof`]), sparse output.
     Eof(EofSpec),
-    /// Exact kernel columns ([`KernelColumns`]) `z(x) = k(x, P)`; tensor `points (n, d)`.
+    /// Exact kernel columns ([`crate::KernelColumns`]) `z(x) = k(x, P)`; tensor `points (n, d)`.
     KernelColumns {
         /// The kernel.
         kernel: Kernel,
@@ -181,50 +176,39 @@ pub enum MapSpec {
         /// Number of points (output dimension).
         n_points: usize,
     },
+    /// A map defined in another crate, rebuilt by the builder registered
+    /// under `name` in a [`crate::Registry`]; `params` is the map's own
+    /// description, which only that builder reads.
+    Custom {
+        /// The name the builder is registered under.
+        name: String,
+        /// Input dimension.
+        n_input: usize,
+        /// Output dimension.
+        n_output: usize,
+        /// The map's parameters, as its builder reads them.
+        params: serde_json::Value,
+    },
 }
-
 impl MapSpec {
     /// Random Fourier features for `kernel`.
     pub fn rff(kernel: Kernel, form: Form, n_input: usize, n_components: usize, seed: u64) -> Self {
         MapSpec::Rff { kernel, form, n_input, n_components, seed }
     }
 
-    /// The map's kind, for data-independent maps (`None` for maps learned
-    /// from data: Nyström, TEFM, EOF, kernel columns).
-    pub fn kind(&self) -> Option<MapKind> {
-        Some(match self {
-            MapSpec::Rff { .. } => MapKind::Rff,
-            MapSpec::Orf { .. } => MapKind::Orf,
-            MapSpec::Sorf { .. } => MapKind::Sorf,
-            MapSpec::Qmc { .. } => MapKind::Qmc,
-            MapSpec::Fastfood { .. } => MapKind::Fastfood,
-            MapSpec::Binning { .. } => MapKind::Binning,
-            MapSpec::Comp { .. } => MapKind::Comp,
-            MapSpec::Nystrom(_) | MapSpec::Tefm { .. } | MapSpec::Eof(_) | MapSpec::KernelColumns { .. } => {
-                return None;
-            }
-        })
-    }
-
-    /// A short name: the map kind, or `nystrom`, `tefm`, `eof`, `kernel-columns`.
-    pub fn name(&self) -> &'static str {
-        match self {
-            MapSpec::Nystrom(_) => "nystrom",
-            MapSpec::Tefm { .. } => "tefm",
-            MapSpec::Eof(_) => "eof",
-            MapSpec::KernelColumns { .. } => "kernel-columns",
-            _ => self.kind().expect("data-independent").name(),
-        }
-    }
-
-    /// The kernel the map approximates (EOF: the Laplacian kernel of its ω;
-    /// its Sobolev kernel has no [`Kernel`] counterpart).
-    pub fn kernel(&self) -> Kernel {
-        match *self {
+    /// The kernel the map approximates: `None` for EOF's Sobolev kernel,
+    /// which has no [`Kernel`] counterpart, and for maps of other crates.
+    /// EOF's Laplace kernel is the Laplacian kernel with `σ = 1/ω`.
+    pub fn kernel(&self) -> Option<Kernel> {
+        Some(match *self {
             MapSpec::Nystrom(ref p) => p.kernel,
-            MapSpec::Tefm { ref base, .. } => base.kernel(),
-            MapSpec::Eof(ref e) => Kernel::Laplacian { sigma: 1.0 / e.omega },
+            MapSpec::Tefm { ref base, .. } => return base.kernel(),
+            MapSpec::Eof(ref e) => match e.kernel {
+                EofKernel::Laplace => Kernel::Laplacian { sigma: 1.0 / e.omega },
+                EofKernel::Sobolev => return None,
+            },
             MapSpec::KernelColumns { kernel, .. } => kernel,
+            MapSpec::Custom { .. } => return None,
             MapSpec::Rff { kernel, .. }
             | MapSpec::Orf { kernel, .. }
             | MapSpec::Sorf { kernel, .. }
@@ -232,13 +216,13 @@ impl MapSpec {
             | MapSpec::Fastfood { kernel, .. }
             | MapSpec::Binning { kernel, .. }
             | MapSpec::Comp { kernel, .. } => kernel,
-        }
+        })
     }
 
-    /// The seed of the map's random parameters.
+    /// The seed of the map's random parameters (0 for maps without any).
     pub fn seed(&self) -> u64 {
         match *self {
-            MapSpec::Nystrom(_) | MapSpec::KernelColumns { .. } => 0,
+            MapSpec::Nystrom(_) | MapSpec::KernelColumns { .. } | MapSpec::Custom { .. } => 0,
             MapSpec::Tefm { ref base, .. } => base.seed(),
             MapSpec::Eof(ref e) => e.seed,
             MapSpec::Rff { seed, .. }
@@ -257,7 +241,7 @@ impl MapSpec {
             MapSpec::Nystrom(ref p) => p.n_input,
             MapSpec::Tefm { ref base, .. } => base.n_input(),
             MapSpec::Eof(ref e) => e.n_input,
-            MapSpec::KernelColumns { n_input, .. } => n_input,
+            MapSpec::KernelColumns { n_input, .. } | MapSpec::Custom { n_input, .. } => n_input,
             MapSpec::Rff { n_input, .. }
             | MapSpec::Orf { n_input, .. }
             | MapSpec::Sorf { n_input, .. }
@@ -267,142 +251,94 @@ impl MapSpec {
             | MapSpec::Comp { n_input, .. } => n_input,
         }
     }
+}
 
-    /// Output dimension.
-    pub fn n_output(&self) -> usize {
-        match *self {
-            MapSpec::Nystrom(ref p) => p.n_components,
-            MapSpec::Tefm { ref params, .. } => params.n_components,
-            MapSpec::Eof(ref e) => crate::eof::Eof::new(e.clone()).map_or(0, |m| m.n_output()),
-            MapSpec::KernelColumns { n_points, .. } => n_points,
-            MapSpec::Rff { n_components, .. }
-            | MapSpec::Orf { n_components, .. }
-            | MapSpec::Sorf { n_components, .. }
-            | MapSpec::Qmc { n_components, .. }
-            | MapSpec::Fastfood { n_components, .. }
-            | MapSpec::Binning { n_components, .. }
-            | MapSpec::Comp { n_components, .. } => n_components,
-        }
+/// The serialisable description of a fitted Nyström map (everything but
+/// its [`Tensors`]).
+///
+/// | Name | Default | Purpose | Range |
+/// |---|---|---|---|
+/// | `kernel` | — | kernel approximated | any [`Kernel`] with σ > 0 |
+/// | `n_input` | — | input dimension `d` | ≥ 1 |
+/// | `n_landmarks` | — | landmarks `m` | ≥ 1 |
+/// | `n_components` | — | output dimension `r` (eigenvalues kept) | `1..=m` |
+/// | `rel_tol` | [`crate::nystrom::DEFAULT_REL_TOL`] | relative eigenvalue cut-off | `[0, 1)` |
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct NystromParams {
+    /// The kernel approximated.
+    pub kernel: Kernel,
+    /// Input dimension `d`.
+    pub n_input: usize,
+    /// Number of landmarks `m`.
+    pub n_landmarks: usize,
+    /// Output dimension `r ≤ m`.
+    pub n_components: usize,
+    /// Eigenvalues `λ ≤ rel_tol·λ_max` of `K_mm` were dropped.
+    pub rel_tol: f64,
+}
+
+/// How `Θ`, and so `Q`, is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum TefmKind {
+    /// TEFM-G: Gaussian `Θ`.
+    #[default]
+    Gaussian,
+    /// TEFM-S: block subsampled randomised Hadamard transform.
+    Srht,
+    /// TEFM-C: CountSketch.
+    CountSketch,
+}
+
+/// Default number of power iterations `q` ([`TefmParams::new`]).
+pub const DEFAULT_POWER_ITERATIONS: usize = 1;
+
+/// How a TEFM basis `Q` is (or was) built: the recipe the orchestration
+/// follows, stored with the model for provenance.
+///
+/// | Name | Default | Purpose | Range |
+/// |---|---|---|---|
+/// | `kind` | — | distribution of `Θ` | [`TefmKind`] |
+/// | `n_components` | — | output dimension `l` | `1..=d` |
+/// | `power_iterations` | [`DEFAULT_POWER_ITERATIONS`] | `q` in `(FᵀF)^q FᵀΘ` | ≥ 0 (0–2 typical) |
+/// | `seed` | — | seed of `Θ` | any |
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct TefmParams {
+    /// Distribution of `Θ`.
+    pub kind: TefmKind,
+    /// Output dimension `l`.
+    pub n_components: usize,
+    /// Power iterations `q`.
+    pub power_iterations: usize,
+    /// Seed of `Θ`.
+    pub seed: u64,
+}
+
+impl TefmParams {
+    /// A recipe with [`DEFAULT_POWER_ITERATIONS`].
+    pub fn new(kind: TefmKind, n_components: usize, seed: u64) -> Self {
+        TefmParams { kind, n_components, power_iterations: DEFAULT_POWER_ITERATIONS, seed }
     }
 
-    /// Builds the map. `tensors` holds learned parts for data-dependent maps
-    /// (ignored by data-independent ones).
-    ///
-    /// # Errors
-    /// Invalid parameters (see each map's constructor), or missing /
-    /// mis-shaped tensors.
-    pub fn build(&self, tensors: &Tensors) -> Result<Box<dyn FeatureMap>> {
-        Ok(match *self {
-            MapSpec::Nystrom(ref p) => Box::new(Nystrom::from_tensors(p, tensors)?),
-            MapSpec::Tefm { ref base, params } => {
-                let base_tensors: Tensors = tensors
-                    .iter()
-                    .filter_map(|(k, v)| k.strip_prefix("base.").map(|b| (b.to_string(), v.clone())))
-                    .collect();
-                Box::new(Tefm::from_tensors(base.build(&base_tensors)?, params, tensors)?)
-            }
-            MapSpec::Eof(ref e) => Box::new(e.build()?),
-            MapSpec::KernelColumns { kernel, n_input, n_points } => {
-                Box::new(KernelColumns::from_tensors(kernel, n_input, n_points, tensors)?)
-            }
-            MapSpec::Rff { kernel, form, n_input, n_components, seed } => {
-                Box::new(Rff::new(kernel, form, n_input, n_components, seed)?)
-            }
-            MapSpec::Orf { kernel, form, n_input, n_components, seed } => {
-                Box::new(Orf::new(kernel, form, n_input, n_components, seed)?)
-            }
-            MapSpec::Sorf { kernel, form, n_input, n_components, seed } => {
-                Box::new(Sorf::new(kernel, form, n_input, n_components, seed)?)
-            }
-            MapSpec::Qmc { kernel, form, n_input, n_components, seed } => {
-                Box::new(Qmc::new(kernel, form, n_input, n_components, seed)?)
-            }
-            MapSpec::Fastfood { kernel, form, n_input, n_components, seed } => {
-                Box::new(Fastfood::new(kernel, form, n_input, n_components, seed)?)
-            }
-            MapSpec::Binning { kernel, n_input, n_components, n_grids, seed } => {
-                Box::new(RandomBinning::new(kernel, n_input, n_components, n_grids, seed)?)
-            }
-            MapSpec::Comp { kernel, form, n_input, n_components, n_inner, seed } => {
-                Box::new(Comp::new(kernel, form, n_input, n_components, n_inner, seed)?)
-            }
-        })
+    /// Sets `q`. Default: [`DEFAULT_POWER_ITERATIONS`].
+    pub fn with_power_iterations(mut self, q: usize) -> Self {
+        self.power_iterations = q;
+        self
     }
 
-    /// Checks the parameters without drawing anything (the same checks as
-    /// [`MapSpec::build`], at no cost).
+    /// Checks the recipe against a base map of output dimension `d`.
     ///
     /// # Errors
-    /// As [`MapSpec::build`].
-    pub fn validate(&self) -> Result<()> {
-        let kernel = self.kernel();
-        kernel.check()?;
-        let Some(kind) = self.kind() else {
-            // Maps learned from data are checked when their tensors are.
-            return Ok(());
-        };
-        if !kind.supports(&kernel) {
-            return Err(FeatureError::UnsupportedKernel {
-                map: kind.name(),
-                kernel: kernel.name(),
-                supported: kind.supported_kernels(),
-            });
-        }
-        if self.n_input() == 0 {
+    /// `n_components` outside `1..=d`.
+    pub fn check(&self, n_base_features: usize) -> Result<()> {
+        if self.n_components == 0 || self.n_components > n_base_features {
             return Err(FeatureError::InvalidParameter {
-                name: "n_input",
-                value: "0".into(),
-                expected: "at least one input column",
+                name: "features",
+                value: self.n_components.to_string(),
+                expected: "between 1 and the base map's number of features",
             });
-        }
-        let l = self.n_output();
-        match *self {
-            MapSpec::Binning { n_grids, .. } => {
-                if l == 0 || l > u32::MAX as usize {
-                    return Err(FeatureError::InvalidParameter {
-                        name: "features",
-                        value: l.to_string(),
-                        expected: "a number of buckets between 1 and 2^32 - 1",
-                    });
-                }
-                if n_grids == 0 {
-                    return Err(FeatureError::InvalidParameter {
-                        name: "grids",
-                        value: "0".into(),
-                        expected: "a positive number of grids",
-                    });
-                }
-            }
-            MapSpec::Comp { form, n_inner, .. } => {
-                if l == 0 {
-                    return Err(FeatureError::InvalidParameter {
-                        name: "features",
-                        value: "0".into(),
-                        expected: "a positive number",
-                    });
-                }
-                if n_inner == 0 || (form == Form::Pairs && n_inner % 2 == 1) {
-                    return Err(FeatureError::InvalidParameter {
-                        name: "inner",
-                        value: n_inner.to_string(),
-                        expected: "a positive inner dimension (even for the pairs form)",
-                    });
-                }
-            }
-            MapSpec::Nystrom(_) | MapSpec::Tefm { .. } | MapSpec::Eof(_) | MapSpec::KernelColumns { .. } => {}
-            MapSpec::Rff { form, .. }
-            | MapSpec::Orf { form, .. }
-            | MapSpec::Sorf { form, .. }
-            | MapSpec::Qmc { form, .. }
-            | MapSpec::Fastfood { form, .. } => {
-                if l == 0 || (form == Form::Pairs && l % 2 == 1) {
-                    return Err(FeatureError::InvalidParameter {
-                        name: "features",
-                        value: l.to_string(),
-                        expected: "a positive number (even for the pairs form)",
-                    });
-                }
-            }
         }
         Ok(())
     }

@@ -34,6 +34,7 @@
 
 use crate::error::{FeatureError, Result};
 use crate::map::{FeatureMap, OutputKind};
+pub use crate::spec::{DEFAULT_POWER_ITERATIONS, TefmKind, TefmParams};
 use crate::spec::{MapSpec, Tensors};
 use kapprox_core::{Par, dense};
 use ndarray::{Array2, ArrayView2, ArrayViewMut2, s};
@@ -42,72 +43,6 @@ use serde::{Deserialize, Serialize};
 /// Rows transformed per block, so that the `(rows, d)` scratch of the base
 /// features stays bounded whatever the caller's chunk size.
 const ROW_BLOCK: usize = 512;
-
-/// How `Θ`, and so `Q`, is drawn.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum TefmKind {
-    /// TEFM-G: Gaussian `Θ`.
-    #[default]
-    Gaussian,
-    /// TEFM-S: block subsampled randomised Hadamard transform.
-    Srht,
-    /// TEFM-C: CountSketch.
-    CountSketch,
-}
-
-/// Default number of power iterations `q` ([`TefmParams::new`]).
-pub const DEFAULT_POWER_ITERATIONS: usize = 1;
-
-/// How a TEFM basis `Q` is (or was) built: the recipe the orchestration
-/// follows, stored with the model for provenance.
-///
-/// | Name | Default | Purpose | Range |
-/// |---|---|---|---|
-/// | `kind` | — | distribution of `Θ` | [`TefmKind`] |
-/// | `n_components` | — | output dimension `l` | `1..=d` |
-/// | `power_iterations` | [`DEFAULT_POWER_ITERATIONS`] | `q` in `(FᵀF)^q FᵀΘ` | ≥ 0 (0–2 typical) |
-/// | `seed` | — | seed of `Θ` | any |
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct TefmParams {
-    /// Distribution of `Θ`.
-    pub kind: TefmKind,
-    /// Output dimension `l`.
-    pub n_components: usize,
-    /// Power iterations `q`.
-    pub power_iterations: usize,
-    /// Seed of `Θ`.
-    pub seed: u64,
-}
-
-impl TefmParams {
-    /// A recipe with [`DEFAULT_POWER_ITERATIONS`].
-    pub fn new(kind: TefmKind, n_components: usize, seed: u64) -> Self {
-        TefmParams { kind, n_components, power_iterations: DEFAULT_POWER_ITERATIONS, seed }
-    }
-
-    /// Sets `q`. Default: [`DEFAULT_POWER_ITERATIONS`].
-    pub fn with_power_iterations(mut self, q: usize) -> Self {
-        self.power_iterations = q;
-        self
-    }
-
-    /// Checks the recipe against a base map of output dimension `d`.
-    ///
-    /// # Errors
-    /// `n_components` outside `1..=d`.
-    pub fn check(&self, n_base_features: usize) -> Result<()> {
-        if self.n_components == 0 || self.n_components > n_base_features {
-            return Err(FeatureError::InvalidParameter {
-                name: "features",
-                value: self.n_components.to_string(),
-                expected: "between 1 and the base map's number of features",
-            });
-        }
-        Ok(())
-    }
-}
 
 /// How the passes that build `Q` are organised (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -17,7 +17,7 @@
 //! `cosh(ωt)/√(cosh(s)e^s) = e^{ωt−s}(1 + e^{−2ωt})/√(2(1 + e^{−2s}))`
 //! with `t ≤ s`, so every exponential has a non-positive argument.
 
-use super::{EofBasis, EofKernel};
+use super::spec::{EofBasis, EofKernel, MAX_LEVEL};
 
 /// Constants of the level-`j` hats (`j ≥ 2`): half-width `h = 2^{−(j−1)}`,
 /// `2^{j−2}` hats centred at `(2i + 1)h`.
@@ -68,7 +68,7 @@ impl Basis1d {
     /// at level `n ≤ 32`: boundary or centred levels `0..=n`, or paper
     /// levels `1..=n` (`n ≥ 1`; hat levels `2..=n + 1`).
     pub(super) fn new(kernel: EofKernel, omega: f64, basis: EofBasis, n: u32) -> Self {
-        debug_assert!(omega.is_finite() && omega > 0.0 && n <= super::MAX_LEVEL);
+        debug_assert!(omega.is_finite() && omega > 0.0 && n <= MAX_LEVEL);
         let (len, first_hat, j_min, j_max) = match basis {
             EofBasis::Boundary => (n as usize + 1, 2, 2, n),
             EofBasis::Centred => (n as usize + 1, 2, 3, n + 1),

@@ -11,7 +11,7 @@
 //! | boundary | `n` | `(k − 2)₊` (one function at levels 0 and 1) |
 //! | paper | `n − 1` (no block at `n = 0`) | `k` (paper level `k + 1`) |
 
-use super::EofBasis;
+use super::spec::EofBasis;
 use kapprox_core::rng::{self, Domain};
 use rand::RngCore;
 
@@ -183,8 +183,8 @@ pub(super) fn enumerate(d: usize, levels: Levels) -> Vec<Block> {
 const SUBSET_STREAM: u64 = 0xE0F << 48;
 
 /// A uniformly random `keep`-subset of `total` candidate functions (the
-/// last shell for [`super::EofSubset::Nested`], the whole level for
-/// [`super::EofSubset::Uniform`]), as a bitmap with a rank directory:
+/// last shell for [`super::spec::EofSubset::Nested`], the whole level for
+/// [`super::spec::EofSubset::Uniform`]), as a bitmap with a rank directory:
 /// membership, the rank of a member and the members in a range in `O(1)`
 /// bit operations.
 #[derive(Clone, Debug)]
