@@ -10,6 +10,7 @@
 //! addressed stream, so blocks are generated in parallel and the dataset
 //! is the same whatever the thread count.
 
+use crate::observer::{Observer, PassProgress};
 use anyhow::{Result, bail};
 use kapprox_core::{Domain, rng};
 use kapprox_io::DatasetWriter;
@@ -82,7 +83,7 @@ fn block(seed: u64, index: u64, rows: usize, d: usize, classes: usize, target: &
 }
 
 /// Writes the dataset; returns the rows written.
-pub fn generate(cfg: &GenerateConfig, out: &Path) -> Result<u64> {
+pub fn generate(cfg: &GenerateConfig, out: &Path, observer: &dyn Observer) -> Result<u64> {
     if cfg.features == 0 || cfg.rows == 0 {
         bail!("generate: --rows and --features must be positive");
     }
@@ -93,7 +94,7 @@ pub fn generate(cfg: &GenerateConfig, out: &Path) -> Result<u64> {
     let mut w = DatasetWriter::create(out, &names, Some("label"), cfg.rows_per_shard, cfg.overwrite)?;
     let target = Target::new(cfg.seed, cfg.features, cfg.classes.max(1));
     let n_blocks = cfg.rows.div_ceil(BLOCK_ROWS as u64);
-    let bar = crate::progress::rows_bar(cfg.rows, "generate");
+    let progress = PassProgress::start(observer, "generate", cfg.rows);
     // Generate a few blocks per thread at a time: bounded memory, parallel work.
     let batch = (rayon::current_num_threads() * 2) as u64;
     let mut b0 = 0;
@@ -108,10 +109,10 @@ pub fn generate(cfg: &GenerateConfig, out: &Path) -> Result<u64> {
             .collect();
         for (x, y) in blocks {
             w.push_rows(x.view(), Some(y.view()))?;
-            bar.inc(x.nrows() as u64);
+            progress.rows_done(x.nrows() as u64);
         }
         b0 = b1;
     }
-    bar.finish_and_clear();
+    drop(progress);
     Ok(w.finish()?.rows_written)
 }

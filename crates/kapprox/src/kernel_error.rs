@@ -11,16 +11,19 @@
 //! Memory: `K` is held (`n²` doubles: 344 MB for the 6554 CPU rows) plus
 //! the features `n × l` (TEFM: `n × d` base features and a `d²` Gram).
 
-use crate::config::SigmaSpec;
-use crate::fit::method::Method;
-use crate::fit::passes::{SIGMA_SAMPLE_ROWS, prepare_pass};
+use crate::fit::exact::kernel_matrix;
+use crate::fit::passes::prepare_pass;
+use crate::fit::sketch_kind;
+use crate::method::MethodSpec;
+use crate::observer::Observer;
+use crate::read::resolve_optional_label;
+use crate::sigma::{SIGMA_SAMPLE_ROWS, SigmaSpec, median_distance};
 use anyhow::{Context, Result, bail};
 use kapprox_core::{Domain, dense, rng};
 use kapprox_features::nystrom::Nystrom;
-use kapprox_features::tefm::TefmKind;
-use kapprox_features::{FeatureMap, Kernel, KernelColumns, OutputKind};
+use kapprox_features::{FeatureMap, OutputKind};
 use kapprox_io::{Dataset, LabelSpec, ReadOptions, Scaler, ScalerKind};
-use kapprox_sketch::{RangeSketch, Sketch, SketchKind};
+use kapprox_sketch::{RangeSketch, Sketch};
 use ndarray::{Array1, Array2, ArrayView2, Axis, s};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -39,7 +42,7 @@ pub struct KernelErrorConfig {
     /// Label column (excluded from the inputs).
     pub label: LabelSpec,
     /// The map family.
-    pub method: Method,
+    pub method: MethodSpec,
     /// The bandwidth.
     pub sigma: SigmaSpec,
     /// Input scaling.
@@ -92,16 +95,14 @@ pub fn load_rows(
     scale: ScalerKind,
     max_rows: usize,
     seed: u64,
+    observer: &dyn Observer,
 ) -> Result<(Array2<f64>, f64)> {
     let ds = Dataset::open(data)?;
-    let (features, _) = match (label, ds.label_hint()) {
-        (LabelSpec::Hint, None) => ds.resolve_columns(&LabelSpec::None)?,
-        _ => ds.resolve_columns(label)?,
-    };
+    let (features, _) = resolve_optional_label(&ds, label)?;
     let features: Vec<String> = features.into_iter().filter(|c| c != kapprox_io::writer::ROW_ID_COLUMN).collect();
     let read = ReadOptions::new(features.clone());
     let stored = ds.stored_stats().and_then(|s| s.select(&features, ds.path()).ok());
-    let (state, _) = prepare_pass(&ds, read, stored.is_none(), max_rows, seed)?;
+    let (state, _) = prepare_pass(&ds, read, stored.is_none(), max_rows, seed, observer)?;
     let stats = stored.or(state.stats).context("column statistics")?;
     let (ids, mut x) = state.sample.context("row sample")?.finish();
     Scaler::fit(scale, &stats).apply_in_place(x.view_mut());
@@ -109,13 +110,13 @@ pub fn load_rows(
     let mut order: Vec<usize> = (0..ids.len()).collect();
     order.sort_by_key(|&i| rng::hash64(seed, Domain::RESERVOIR, ids[i]));
     order.truncate(SIGMA_SAMPLE_ROWS);
-    let median = crate::fit::median_distance(&x.select(Axis(0), &order).view());
+    let median = median_distance(&x.select(Axis(0), &order).view());
     Ok((x, median))
 }
 
 /// The features of `x` under `method` at bandwidth `sigma`, learning
 /// data-dependent maps from `x` itself.
-pub fn features_of(method: &Method, x: ArrayView2<'_, f64>, sigma: f64, seed: u64) -> Result<Array2<f64>> {
+pub fn features_of(method: &MethodSpec, x: ArrayView2<'_, f64>, sigma: f64, seed: u64) -> Result<Array2<f64>> {
     let d_in = x.ncols();
     let dense = |m: &dyn FeatureMap| -> Array2<f64> {
         match m.output_kind() {
@@ -135,11 +136,11 @@ pub fn features_of(method: &Method, x: ArrayView2<'_, f64>, sigma: f64, seed: u6
         Ok(x.select(Axis(0), &order))
     };
     match method {
-        Method::Nystrom { kernel, n_landmarks, rel_tol } => {
+        MethodSpec::Nystrom { kernel, n_landmarks, rel_tol } => {
             let m = Nystrom::fit(kernel.at(sigma), landmarks(*n_landmarks, "--features")?, *rel_tol)?;
             Ok(dense(&m))
         }
-        Method::Tefm { sketch, n_components, power, sketch_features, .. } => {
+        MethodSpec::Tefm { sketch, n_components, power, sketch_features, .. } => {
             let sample = match method.has_nystrom_base() {
                 true => Some(landmarks(*sketch_features, "--sketch-features")?),
                 false => None,
@@ -147,12 +148,7 @@ pub fn features_of(method: &Method, x: ArrayView2<'_, f64>, sigma: f64, seed: u6
             let base = method.tefm_base(sigma, d_in, seed, sample.as_ref())?;
             let f = base.transform(x);
             let ftf = dense::matmul(f.t(), f.view(), kapprox_core::dense_par());
-            let kind = match sketch {
-                TefmKind::Gaussian => SketchKind::Gaussian,
-                TefmKind::Srht => SketchKind::Srht,
-                TefmKind::CountSketch => SketchKind::CountSketch,
-            };
-            let mut sk = Sketch::new(kind, f.ncols(), *n_components, seed)?;
+            let mut sk = Sketch::new(sketch_kind(*sketch), f.ncols(), *n_components, seed)?;
             sk.update(f.view(), 0)?;
             let q = kapprox_sketch::range_finder(ftf.view(), sk.finish().view(), *power)?;
             Ok(dense::matmul(f.view(), q.view(), kapprox_core::dense_par()))
@@ -162,17 +158,6 @@ pub fn features_of(method: &Method, x: ArrayView2<'_, f64>, sigma: f64, seed: u6
             Ok(dense(m.as_ref()))
         }
     }
-}
-
-/// The exact kernel matrix of the rows of `x`.
-pub fn kernel_matrix(kernel: Kernel, x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
-    let cols = KernelColumns::new(kernel, x.to_owned())?;
-    let mut k = Array2::zeros((x.nrows(), x.nrows()));
-    let blocks: Vec<_> = k.axis_chunks_iter_mut(Axis(0), 256).collect();
-    let xs: Vec<_> = x.axis_chunks_iter(Axis(0), 256).collect();
-    use rayon::prelude::*;
-    blocks.into_par_iter().zip(xs).for_each(|(kb, xb)| cols.transform_into(xb, kb));
-    Ok(k)
 }
 
 /// `‖K‖₂` by Lanczos.
@@ -208,17 +193,12 @@ pub fn approximation_error(k: &Array2<f64>, z: ArrayView2<'_, f64>, seed: u64) -
 }
 
 /// Runs the measurement.
-pub fn kernel_error(cfg: &KernelErrorConfig) -> Result<KernelErrorReport> {
+pub fn kernel_error(cfg: &KernelErrorConfig, observer: &dyn Observer) -> Result<KernelErrorReport> {
     let sample_seed = cfg.seeds.first().copied().unwrap_or(0);
-    let (x, median) = load_rows(&cfg.data, &cfg.label, cfg.scale, cfg.max_rows, sample_seed)?;
+    let (x, median) = load_rows(&cfg.data, &cfg.label, cfg.scale, cfg.max_rows, sample_seed, observer)?;
     let sigma = cfg.sigma.resolve(Some(median));
-    let kernel = match &cfg.method {
-        Method::Independent { kernel, .. } | Method::Nystrom { kernel, .. } | Method::Tefm { kernel, .. } => {
-            kernel.at(sigma)
-        }
-        Method::Eof { .. } => Kernel::Laplacian { sigma },
-    };
-    if let Method::Eof { kernel: k, .. } = &cfg.method
+    let kernel = cfg.method.kernel_at(sigma);
+    if let MethodSpec::Eof { kernel: k, .. } = &cfg.method
         && *k != kapprox_features::eof::EofKernel::Laplace
     {
         bail!("kernel-error: eof is measured against the Laplace kernel only");
@@ -242,7 +222,7 @@ pub fn kernel_error(cfg: &KernelErrorConfig) -> Result<KernelErrorReport> {
     }
     let m = per_seed.len().max(1) as f64;
     Ok(KernelErrorReport {
-        method: cfg.method.name(),
+        method: cfg.method.name().to_string(),
         rows: x.nrows(),
         sigma,
         kernel_norm: k_norm,
@@ -255,7 +235,8 @@ pub fn kernel_error(cfg: &KernelErrorConfig) -> Result<KernelErrorReport> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fit::method::KernelFamily;
+    use crate::method::{KernelFamily, TefmBase};
+    use kapprox_features::Kernel;
 
     /// With as many Nyström landmarks as rows, ZZᵀ = K: both errors vanish.
     /// With few random features they do not: the measure can tell.
@@ -264,18 +245,11 @@ mod tests {
         let x = Array2::from_shape_fn((120, 4), |(i, j)| ((i * 13 + j * 7) % 17) as f64 / 5.0 - 1.5);
         let kernel = Kernel::Gaussian { sigma: 1.3 };
         let k = kernel_matrix(kernel, x.view()).unwrap();
-        let exact = Method::Nystrom { kernel: KernelFamily::Gaussian, n_landmarks: 120, rel_tol: 1e-12 };
+        let exact = MethodSpec::Nystrom { kernel: KernelFamily::Gaussian, n_landmarks: 120, rel_tol: 1e-12 };
         let z = features_of(&exact, x.view(), 1.3, 0).unwrap();
         let (spec, fro) = approximation_error(&k, z.view(), 1).unwrap();
         assert!(spec < 1e-8 && fro < 1e-8, "{spec} {fro}");
-        let rff = |l| Method::Independent {
-            kind: "rff".into(),
-            kernel: KernelFamily::Gaussian,
-            form: None,
-            n_components: l,
-            grids: None,
-            inner: None,
-        };
+        let rff = |l| MethodSpec::independent(kapprox_features::MapKind::Rff, KernelFamily::Gaussian, l);
         let norm = spectral_norm(&k, 1).unwrap();
         let err =
             |l| approximation_error(&k, features_of(&rff(l), x.view(), 1.3, 3).unwrap().view(), 1).unwrap().0 / norm;
@@ -296,18 +270,18 @@ mod tests {
         let sigma = 1.0;
         let k = kernel_matrix(Kernel::Gaussian { sigma }, x.view()).unwrap();
         let norm = spectral_norm(&k, 1).unwrap();
-        let err = |m: &Method| {
+        let err = |m: &MethodSpec| {
             approximation_error(&k, features_of(m, x.view(), sigma, 5).unwrap().view(), 1).unwrap().0 / norm
         };
-        let nystrom = |m| Method::Nystrom {
+        let nystrom = |m| MethodSpec::Nystrom {
             kernel: KernelFamily::Gaussian,
             n_landmarks: m,
             rel_tol: kapprox_features::nystrom::DEFAULT_REL_TOL,
         };
         let l = 12;
-        let tefm = Method::Tefm {
-            sketch: TefmKind::Gaussian,
-            base: crate::fit::method::NYSTROM_BASE.into(),
+        let tefm = MethodSpec::Tefm {
+            sketch: kapprox_features::tefm::TefmKind::Gaussian,
+            base: TefmBase::Nystrom,
             kernel: KernelFamily::Gaussian,
             form: None,
             n_components: l,

@@ -1,32 +1,55 @@
 //! kapprox: kernel methods at scale through explicit feature maps, streaming
-//! Parquet shards and sufficient statistics.
+//! Parquet shards and sufficient statistics — the engine behind the
+//! `kapprox` command line, as a library.
 //!
 //! # Overview
 //!
-//! This crate wires the workspace together: [`pipeline`] runs passes over a
-//! dataset (read -> scale -> featurize -> accumulate), [`fit`] chooses a
-//! bandwidth and a ridge penalty from statistics gathered in one pass,
-//! [`model`] reads and writes model files, [`predict`] streams data through
-//! a model, and [`commands`] implements the command-line interface.
+//! - [`fit()`] fits a [`FitConfig`]: a [`MethodSpec`] (map family and
+//!   parameters, or exact kernel ridge), bandwidth candidates
+//!   ([`SigmaSpec`]), ridge penalties, task, scaling, reading options
+//!   ([`ReadConfig`]) and the selection split. It returns a [`Model`] and a
+//!   [`FitReport`]; [`Model::save`] and [`Model::load`] write and read model
+//!   files.
+//! - [`predict`] streams data through a model (predictions or metrics),
+//!   [`featurize`] writes feature shards, [`split`], [`generate`],
+//!   [`kernel_error`] and [`demo`] do what their commands do.
+//! - [`fit::FitJob`] is a fit as a plan of passes with mergeable states;
+//!   [`distributed`] runs those passes as part files, worker processes or
+//!   MPI ranks (cargo feature `mpi`) and reduces them.
+//! - Progress is reported to an [`Observer`]; [`Silent`] reports nothing.
 //!
-//! The numerical crates are re-exported under short names: [`core`],
-//! [`io`], [`features`], [`sketch`] and [`solve`].
+//! The library does no terminal output; the command line (`kapprox-cli`)
+//! and the experiments (`kapprox-experiments`) are front ends over it. The
+//! numerical crates are re-exported under short names: [`core`], [`io`],
+//! [`features`], [`sketch`] and [`solve`].
+//!
+//! # Example
+//!
+//! ```no_run
+//! use kapprox::{FitConfig, MethodSpec, Silent, fit, predict};
+//!
+//! // Gaussian random Fourier features, σ and α chosen on a validation split.
+//! let method: MethodSpec = "rff".parse()?;
+//! let (model, report) = fit(&FitConfig::new("train-shards/", method), &Silent)?;
+//! println!("σ = {:.3}, α = {:.2e}", report.sigma, report.alpha);
+//! let metrics = predict::evaluate(&model, "test-shards/".as_ref(), 8192, Default::default(), &Silent)?;
+//! # Ok::<(), anyhow::Error>(())
+//! ```
 
-pub mod class_moments;
-pub mod cli;
-pub mod commands;
-pub mod config;
+pub mod demo;
 pub mod distributed;
-pub mod exact;
-pub mod experiment;
+pub mod featurize;
 pub mod fit;
 pub mod generate;
 pub mod kernel_error;
+pub mod method;
 pub mod model;
+pub mod observer;
 pub mod outputs;
 pub mod pipeline;
 pub mod predict;
-pub mod progress;
+pub mod read;
+pub mod sigma;
 pub mod split;
 pub mod sysinfo;
 pub mod tensorfile;
@@ -37,36 +60,9 @@ pub use kapprox_io as io;
 pub use kapprox_sketch as sketch;
 pub use kapprox_solve as solve;
 
-use cli::{Cli, Command};
-
-/// Runs a parsed command line.
-pub fn run(cli: Cli) -> anyhow::Result<()> {
-    if let Some(t) = cli.threads {
-        rayon::ThreadPoolBuilder::new().num_threads(t).build_global()?;
-    }
-    let json = match &cli.command {
-        Command::Fit(a) => a.json,
-        Command::Eval(a) => a.json,
-        Command::Demo(a) => a.json,
-        Command::Convert(a) => a.json,
-        Command::KernelError(a) => a.json,
-        Command::Experiment(a) => a.json,
-        Command::Reduce(a) => a.json,
-        _ => false,
-    };
-    progress::set_quiet(cli.quiet || json);
-    match &cli.command {
-        Command::Convert(a) => commands::convert(a),
-        Command::Split(a) => commands::split(a),
-        Command::Featurize(a) => commands::featurize(a),
-        Command::Fit(a) => commands::fit_cmd(a),
-        Command::Predict(a) => commands::predict(a),
-        Command::Eval(a) => commands::eval(a),
-        Command::Demo(a) => commands::demo(a),
-        Command::Generate(a) => commands::generate(a),
-        Command::KernelError(a) => commands::kernel_error(a),
-        Command::Experiment(a) => experiment::run(a),
-        Command::Reduce(a) => distributed::cli::reduce(a),
-        Command::Worker(a) => distributed::cli::worker(a),
-    }
-}
+pub use fit::{FitConfig, FitReport, Split, fit};
+pub use method::{KernelFamily, MethodParams, MethodSpec};
+pub use model::{Model, Task};
+pub use observer::{Observer, Silent};
+pub use read::ReadConfig;
+pub use sigma::SigmaSpec;

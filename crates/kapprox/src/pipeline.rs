@@ -14,6 +14,7 @@
 //! (`chunk_rows × l` doubles each) + whatever the sink accumulates. Nothing
 //! grows with the number of rows.
 
+use crate::observer::{Observer, PassProgress};
 use anyhow::{Context, Result};
 use kapprox_core::SparseRows;
 use kapprox_features::{FeatureMap, OutputKind};
@@ -123,8 +124,10 @@ pub struct Pass<'a> {
     pub scaler: &'a Scaler,
     /// Feature maps applied to every chunk (may be empty).
     pub maps: Vec<&'a dyn FeatureMap>,
-    /// Progress bar label.
+    /// The pass's name, for progress reports.
     pub label: &'a str,
+    /// Receives the pass's progress.
+    pub observer: &'a dyn Observer,
 }
 
 /// What a pass saw.
@@ -164,19 +167,19 @@ impl Pass<'_> {
     pub fn run_chunks(self, sink: &mut dyn FnMut(&Chunk) -> Result<()>) -> Result<PassReport> {
         let start = Instant::now();
         let mut reader = self.dataset.reader(self.read.clone())?;
-        let bar = crate::progress::rows_bar(reader.n_source_rows(), self.label);
+        let progress = PassProgress::start(self.observer, self.label, reader.n_source_rows());
         let mut report = PassReport::default();
         for chunk in reader.by_ref() {
             let mut chunk = chunk?;
             self.scaler.apply_in_place(chunk.x.view_mut());
             sink(&chunk).with_context(|| format!("rows from {}", chunk.first_row))?;
             report.rows += chunk.x.nrows() as u64;
-            bar.inc((chunk.x.nrows() + chunk.skipped) as u64);
+            progress.rows_done((chunk.x.nrows() + chunk.skipped) as u64);
         }
         // The reader's count, not the sum over chunks: a chunk whose rows
         // were all skipped is never delivered, so only the reader saw it.
         report.skipped = reader.rows_skipped();
-        bar.finish_and_clear();
+        drop(progress);
         PASSES.fetch_add(1, Ordering::Relaxed);
         report.seconds = start.elapsed().as_secs_f64();
         Ok(report)

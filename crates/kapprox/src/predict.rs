@@ -5,6 +5,7 @@
 //! neither holds more than a chunk of rows.
 
 use crate::model::{Model, Task};
+use crate::observer::Observer;
 use crate::outputs::{PerShard, output_path, prepare_output_dir};
 use crate::pipeline::{Features, Pass};
 use anyhow::{Context, Result};
@@ -60,6 +61,7 @@ fn model_pass(
     chunk_rows: usize,
     nan: NanPolicy,
     label: &str,
+    observer: &dyn Observer,
     sink: &mut dyn FnMut(&Chunk, Array2<f64>) -> Result<()>,
 ) -> Result<crate::pipeline::PassReport> {
     for c in &model.doc.feature_columns {
@@ -76,7 +78,7 @@ fn model_pass(
         .with_label(label_col)
         .with_chunk_rows(chunk_rows)
         .with_nan_policy(nan);
-    let pass = Pass { dataset: ds, read, scaler: &model.doc.scaler, maps: vec![model.map.as_ref()], label };
+    let pass = Pass { dataset: ds, read, scaler: &model.doc.scaler, maps: vec![model.map.as_ref()], label, observer };
     pass.run(&mut |chunk, _, z| sink(chunk, scores(model, z)))
 }
 
@@ -103,12 +105,13 @@ pub fn predict_to_dir(
     out_dir: &Path,
     chunk_rows: usize,
     nan: NanPolicy,
+    observer: &dyn Observer,
 ) -> Result<PredictReport> {
     let ds = Dataset::open(data)?;
     let classes = classes_of(model)?;
     let existed = out_dir.exists();
     prepare_output_dir(out_dir)?;
-    let result = predict_into(model, &ds, classes.as_ref(), out_dir, chunk_rows, nan);
+    let result = predict_into(model, &ds, classes.as_ref(), out_dir, chunk_rows, nan, observer);
     if result.is_err() && !existed {
         // Only succeeds when empty: files of an earlier run stay.
         let _ = std::fs::remove_dir(out_dir);
@@ -123,6 +126,7 @@ fn predict_into(
     out_dir: &Path,
     chunk_rows: usize,
     nan: NanPolicy,
+    observer: &dyn Observer,
 ) -> Result<PredictReport> {
     let has_label = model.doc.label_column.as_ref().is_some_and(|l| ds.columns().iter().any(|c| c == l));
     let mut opts = PredictionFileOptions::new().with_target(has_label);
@@ -130,7 +134,7 @@ fn predict_into(
         opts = opts.with_classes(c.values().iter().map(|v| format!("{v}")));
     }
     let mut files = PerShard::new(|w: PredictionWriter| Ok(w.finish()?));
-    let report = model_pass(model, ds, has_label, chunk_rows, nan, "predict", &mut |chunk, s| {
+    let report = model_pass(model, ds, has_label, chunk_rows, nan, "predict", observer, &mut |chunk, s| {
         let pred = decide(model, classes, &s)?;
         let w = files.writer(chunk.shard, || {
             Ok(PredictionWriter::create(output_path(ds, chunk.shard, out_dir), opts.clone())?)
@@ -154,7 +158,13 @@ pub enum EvalMetrics {
 }
 
 /// Evaluates `model` on `data` (which must hold the model's label column).
-pub fn evaluate(model: &Model, data: &Path, chunk_rows: usize, nan: NanPolicy) -> Result<EvalMetrics> {
+pub fn evaluate(
+    model: &Model,
+    data: &Path,
+    chunk_rows: usize,
+    nan: NanPolicy,
+    observer: &dyn Observer,
+) -> Result<EvalMetrics> {
     let ds = Dataset::open(data)?;
     let label = model.doc.label_column.clone().context("the model records no label column")?;
     if !ds.columns().contains(&label) {
@@ -164,7 +174,7 @@ pub fn evaluate(model: &Model, data: &Path, chunk_rows: usize, nan: NanPolicy) -
     match classes {
         Some(classes) => {
             let mut acc = ClassificationAccumulator::new(&classes);
-            model_pass(model, &ds, true, chunk_rows, nan, "eval", &mut |chunk, s| {
+            model_pass(model, &ds, true, chunk_rows, nan, "eval", observer, &mut |chunk, s| {
                 let pred = classes.decode_argmax(s.view())?;
                 acc.update(chunk.y.as_ref().expect("label requested").view(), pred.view())?;
                 Ok(())
@@ -173,7 +183,7 @@ pub fn evaluate(model: &Model, data: &Path, chunk_rows: usize, nan: NanPolicy) -
         }
         None => {
             let mut acc = RegressionAccumulator::new(1);
-            model_pass(model, &ds, true, chunk_rows, nan, "eval", &mut |chunk, s| {
+            model_pass(model, &ds, true, chunk_rows, nan, "eval", observer, &mut |chunk, s| {
                 let y = chunk.y.as_ref().expect("label requested").view().insert_axis(Axis(1));
                 acc.update(y, s.view())?;
                 Ok(())

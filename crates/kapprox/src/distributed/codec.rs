@@ -11,11 +11,10 @@
 //! `w(w+1)/2` values for width `w = l + 1 + k`), half the bytes of the
 //! square.
 
-use crate::class_moments::ClassMoments;
-use crate::fit::Prepared;
 use crate::fit::acc::Acc;
-use crate::fit::job::{PassState, Progress};
+use crate::fit::class_moments::ClassMoments;
 use crate::fit::passes::{FitState, PrepareState, SketchState};
+use crate::fit::{PassState, Prepared, Progress};
 use anyhow::{Context, Result, bail};
 use kapprox_core::Moments;
 use kapprox_features::{FeatureMap, MapSpec, Tensors};

@@ -24,7 +24,7 @@
 
 use super::codec::{Decoder, Encoder, decode_progress, decode_state, encode_progress, encode_state};
 use super::{RunDoc, format_shards, row_ranges};
-use crate::fit::job::{FitJob, PassState, Progress};
+use crate::fit::{FitConfig, FitJob, PassState, Progress};
 use crate::tensorfile::{Checksum, TensorFile};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
@@ -287,12 +287,12 @@ pub fn read_result(path: &Path) -> Result<(ResultDoc, Progress)> {
 /// A job continued from a pass-result file: the run stored in it, with the
 /// configuration's local parts (data path, chunk size, memory limit) taken
 /// from `local` when given (after checking it is the same run).
-pub fn resume_from_result(path: &Path, local: Option<&crate::fit::FitConfig>) -> Result<(FitJob, AfterDoc)> {
+pub fn resume_from_result(path: &Path, local: Option<&FitConfig>) -> Result<(FitJob, AfterDoc)> {
     let (doc, progress) = read_result(path)?;
-    let mut cfg = doc.run.config.to_config();
+    let mut cfg = doc.run.config.clone();
     let base = doc.run.base.clone();
     if let Some(local) = local {
-        let here = RunDoc { config: super::ConfigDoc::of(local), base: base.clone() };
+        let here = RunDoc { config: local.clone(), base: base.clone() };
         if let Some(d) = here.difference(&doc.run) {
             bail!(
                 "{}: this pass result is from another fit than the one on the command line: its {} is {}, the \

@@ -10,8 +10,7 @@
 
 use super::files::{AfterDoc, PartDoc, encode_job_progress, read_part, read_part_doc, resume_from_result};
 use super::{RunDoc, format_shards, part_shards};
-use crate::fit::FitReport;
-use crate::fit::job::{FitJob, PassState, Progress};
+use crate::fit::{FitJob, FitReport, PassState, Progress};
 use crate::model::Model;
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
@@ -254,7 +253,7 @@ pub fn reduce_files(paths: &[PathBuf], after: Option<&Path>) -> Result<(FitJob, 
         check_part(src, d, first_src, &first.run, &first.pass, &first.after.fingerprint)?;
     }
     let (mut job, after_fp) = if first.pass.index == 0 {
-        let cfg = first.run.config.to_config();
+        let cfg = first.run.config.clone();
         let job = FitJob::resume(cfg, first.run.base.clone(), Progress::default())?;
         let fp = encode_job_progress(&job).fingerprint;
         (job, fp)
@@ -281,4 +280,29 @@ pub fn reduce_files(paths: &[PathBuf], after: Option<&Path>) -> Result<(FitJob, 
     check_part(first_src, first, reference, &run, &pass, &after_fp)?;
     let reduction = reduce_checked(&mut job, paths, docs)?;
     Ok((job, reduction))
+}
+
+/// The part files of a reduce: those given, plus the `*.kpart` files of
+/// `dir` (not hidden ones), sorted by name.
+pub fn part_files(given: &[PathBuf], dir: Option<&Path>) -> Result<Vec<PathBuf>> {
+    let mut paths = given.to_vec();
+    if let Some(dir) = dir {
+        let mut found = Vec::new();
+        for e in std::fs::read_dir(dir).with_context(|| format!("{}: cannot list", dir.display()))? {
+            let p = e?.path();
+            let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            if name.ends_with(".kpart") && !name.starts_with('.') && p.is_file() {
+                found.push(p);
+            }
+        }
+        if found.is_empty() {
+            bail!("{}: no *.kpart files", dir.display());
+        }
+        found.sort();
+        paths.extend(found);
+    }
+    if paths.is_empty() {
+        bail!("no part files given (list them, or use --parts-dir DIR)");
+    }
+    Ok(paths)
 }

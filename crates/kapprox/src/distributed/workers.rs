@@ -4,8 +4,9 @@
 //!
 //! Before each pass the coordinator writes the job's progress as a
 //! pass-result file into a scratch directory beside the output; worker `i`
-//! runs `kapprox worker --job RESULT --part i/P --out PART` (a hidden
-//! subcommand) and writes its part file there. A worker that exits with an
+//! runs part `i/P` of the pass from it and writes its part file there
+//! ([`WorkerTask`]; the command line starts `kapprox worker --job RESULT
+//! --part i/P --out PART`, a hidden subcommand). A worker that exits with an
 //! error or is killed makes the fit fail with its number, its shards and
 //! the tail of its stderr; the other workers are stopped and no model is
 //! written. The scratch directory is removed in every case.
@@ -17,8 +18,7 @@
 use super::files::write_result;
 use super::reduce::{PartSummary, ReduceSeconds, reduce_files_into};
 use super::{format_shards, part_shards};
-use crate::fit::job::FitJob;
-use crate::fit::{FitConfig, FitReport};
+use crate::fit::{FitConfig, FitJob, FitReport};
 use crate::model::Model;
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
@@ -27,11 +27,22 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-/// Test-only hook, read by `kapprox worker` and `kapprox fit --part I/N`:
-/// the process whose part number `I` equals its value aborts (SIGABRT)
-/// after its pass, before writing its part file. The CLI tests use it to
-/// kill a worker or a part job at a known point; it has no other use.
-pub const ABORT_HOOK: &str = "KAPPROX_TEST_WORKER_ABORT";
+/// What one worker process does for one pass: run part `part` of `of`
+/// of the pass whose inputs are the pass-result file `job`, with
+/// `threads` threads, and write the part file `out`.
+#[derive(Clone, Debug)]
+pub struct WorkerTask {
+    /// The pass-result file to continue from.
+    pub job: PathBuf,
+    /// 1-based part number.
+    pub part: usize,
+    /// Number of parts (workers).
+    pub of: usize,
+    /// The part file to write.
+    pub out: PathBuf,
+    /// Threads the worker may use.
+    pub threads: usize,
+}
 
 /// One pass of a distributed fit, for reports.
 #[derive(Clone, Debug, Serialize)]
@@ -89,19 +100,21 @@ struct Worker {
     stderr: Option<std::thread::JoinHandle<String>>,
 }
 
-/// Runs `cfg` with `workers` worker processes; scratch files go into a
-/// hidden temporary directory in `scratch_dir`.
+/// Runs `cfg` with `workers` worker processes, started by `command` (the
+/// process that runs a [`WorkerTask`], with stdin, stdout and stderr left
+/// to this function); scratch files go into a hidden temporary directory
+/// in `scratch_dir`.
 pub fn fit_with_workers(
     cfg: &FitConfig,
     workers: usize,
     scratch_dir: &Path,
+    command: &dyn Fn(&WorkerTask) -> Result<Command>,
 ) -> Result<(Model, FitReport, DistributedReport)> {
     if workers == 0 {
         bail!("--workers: must be at least 1");
     }
     let t0 = Instant::now();
     let mut job = FitJob::new(cfg)?;
-    let exe = std::env::current_exe().context("cannot locate the kapprox executable to start workers")?;
     let tmp = tempfile::Builder::new()
         .prefix(".kapprox-workers-")
         .tempdir_in(scratch_dir)
@@ -117,15 +130,11 @@ pub fn fit_with_workers(
         let mut running = Vec::with_capacity(workers);
         for i in 1..=workers {
             let part = tmp.path().join(format!("pass-{k}-part-{i}.kpart"));
-            let mut cmd = Command::new(&exe);
-            cmd.args(["--threads", &threads.to_string(), "--quiet", "worker", "--job"])
-                .arg(&job_path)
-                .args(["--part", &format!("{i}/{workers}"), "--out"])
-                .arg(&part)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped());
-            let mut child = cmd.spawn().with_context(|| format!("cannot start worker {i} ({})", exe.display()))?;
+            let task = WorkerTask { job: job_path.clone(), part: i, of: workers, out: part.clone(), threads };
+            let mut cmd = command(&task)?;
+            cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+            let program = cmd.get_program().to_string_lossy().into_owned();
+            let mut child = cmd.spawn().with_context(|| format!("cannot start worker {i} ({program})"))?;
             let mut pipe = child.stderr.take().expect("piped");
             let stderr = std::thread::spawn(move || {
                 let mut s = String::new();

@@ -1,6 +1,6 @@
 //! One split part's ridge statistics for one candidate map.
 
-use crate::class_moments::ClassMoments;
+use super::class_moments::ClassMoments;
 use crate::model::Task;
 use crate::pipeline::Features;
 use kapprox_core::Moments;

@@ -18,134 +18,22 @@
 //! [`Progress`], which `crate::distributed` serialises into pass-result
 //! files, so the passes can run in other processes or on other machines.
 
-use super::method::Method;
 use super::passes::{
-    FitState, PrepareState, SIGMA_SAMPLE_ROWS, SketchInput, SketchState, fit_pass, prepare_pass, read_options,
-    sketch_pass,
+    FitState, PrepareState, SketchInput, SketchState, fit_pass, prepare_pass, read_options, sketch_pass,
 };
+use super::plan::{JobBase, PassKind, plan, sample_rows};
+use super::prepare::{Prepared, finish_prepare};
 use super::select::select;
-use super::{
-    FitConfig, FitReport, Prepared, Timings, check_memory, estimate_memory, finish_prepare, sketch_kind,
-    training_record,
-};
-use crate::config::SigmaSpec;
+use super::{FitConfig, FitReport, Timings, check_memory, estimate_memory, sketch_kind};
+use crate::method::MethodSpec;
 use crate::model::{MODEL_FORMAT, MODEL_VERSION, Model, ModelDoc, Task};
-use anyhow::{Context, Result, bail};
+use crate::observer::Observer;
+use anyhow::{Result, bail};
 use kapprox_features::FeatureMap;
-use kapprox_features::tefm::Strategy;
 use kapprox_io::{ColumnStats, Dataset, ReadOptions};
 use kapprox_sketch::PowerIteration;
 use ndarray::Array2;
-use serde::{Deserialize, Serialize};
 use std::time::Instant;
-
-/// One data pass of a fit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum PassKind {
-    /// Column statistics and/or a reservoir sample of rows.
-    Prepare,
-    /// Multi-pass TEFM: `FᵀΘ` (index 0), then `Fᵀ(FQ)` per power iteration.
-    Sketch {
-        /// 0 for the range sketch, `i` for the `i`-th power iteration.
-        index: usize,
-    },
-    /// The ridge statistics of every candidate and split part.
-    Fit,
-}
-
-impl std::fmt::Display for PassKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            PassKind::Prepare => f.write_str("prepare"),
-            PassKind::Sketch { index } => write!(f, "sketch {}", index + 1),
-            PassKind::Fit => f.write_str("fit"),
-        }
-    }
-}
-
-/// One shard as the footers describe it: file name and row count.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ShardFingerprint {
-    /// File name (without directory).
-    pub name: String,
-    /// Rows in the file.
-    pub rows: u64,
-}
-
-/// What the dataset's footers say, resolved once: everything a process
-/// needs besides the configuration, so a reduce needs no access to the data.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct JobBase {
-    /// Feature columns, in the order the maps see them.
-    pub features: Vec<String>,
-    /// Label column.
-    pub label: String,
-    /// Column statistics stored in the footers by `convert`, if any.
-    pub stored_stats: Option<ColumnStats>,
-    /// The shards in global row order.
-    pub shards: Vec<ShardFingerprint>,
-}
-
-impl JobBase {
-    /// Reads the footers of `cfg.train`.
-    pub fn open(cfg: &FitConfig) -> Result<(JobBase, Dataset)> {
-        let ds = Dataset::open(&cfg.train)?;
-        let (features, label) = ds.resolve_columns(&cfg.read.label)?;
-        let label =
-            label.with_context(|| format!("{}: a label column is needed to fit (use --label)", cfg.train.display()))?;
-        let features: Vec<String> = features.into_iter().filter(|c| c != kapprox_io::writer::ROW_ID_COLUMN).collect();
-        let stored_stats = ds.stored_stats().and_then(|s| s.select(&features, ds.path()).ok());
-        let shards = fingerprint(&ds);
-        Ok((JobBase { features, label, stored_stats, shards }, ds))
-    }
-
-    /// Global row id of the first row of `shard`.
-    pub fn first_row(&self, shard: usize) -> u64 {
-        self.shards[..shard].iter().map(|s| s.rows).sum()
-    }
-
-    /// Total rows.
-    pub fn n_rows(&self) -> u64 {
-        self.shards.iter().map(|s| s.rows).sum()
-    }
-
-    /// Checks that `ds` still has the shards this job was planned on.
-    pub fn check_dataset(&self, ds: &Dataset) -> Result<()> {
-        let now = fingerprint(ds);
-        if now.len() != self.shards.len() {
-            bail!(
-                "{}: the dataset has {} shards, but this fit was started on {}; the data changed",
-                ds.path().display(),
-                now.len(),
-                self.shards.len()
-            );
-        }
-        for (i, (a, b)) in self.shards.iter().zip(&now).enumerate() {
-            if a != b {
-                bail!(
-                    "{}: shard {i} is {} with {} rows, but this fit was started with {} of {} rows; the data changed",
-                    ds.path().display(),
-                    b.name,
-                    b.rows,
-                    a.name,
-                    a.rows
-                );
-            }
-        }
-        Ok(())
-    }
-}
-
-fn fingerprint(ds: &Dataset) -> Vec<ShardFingerprint> {
-    ds.shards()
-        .iter()
-        .map(|s| ShardFingerprint {
-            name: s.path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
-            rows: s.n_rows,
-        })
-        .collect()
-}
 
 /// The state of one pass over some shards; states of disjoint shard sets
 /// merge into the state of their union.
@@ -220,8 +108,16 @@ pub struct FitJob {
 impl FitJob {
     /// Plans a fit of `cfg`: reads the footers, decides the passes, and
     /// prepares the first one.
+    ///
+    /// # Errors
+    /// Exact kernel ridge (which [`super::fit`] runs without a job), an
+    /// invalid split, unreadable footers, a missing label column, or
+    /// statistics beyond the memory limit.
     pub fn new(cfg: &FitConfig) -> Result<FitJob> {
         let started = Instant::now();
+        if cfg.method.is_exact() {
+            bail!("--map exact fits in one process; --part, --shards, --after, --workers, --plan and MPI do not apply");
+        }
         cfg.split.check()?;
         let (base, ds) = JobBase::open(cfg)?;
         let mut job = FitJob::resume(cfg.clone(), base, Progress::default())?;
@@ -371,18 +267,13 @@ impl FitJob {
     }
 
     fn tefm_sketch(&self) -> Option<(kapprox_sketch::SketchKind, usize)> {
-        match &self.cfg.method {
-            Method::Tefm { sketch, n_components, strategy: Strategy::OnePass, .. } => {
-                Some((sketch_kind(*sketch), *n_components))
-            }
-            _ => None,
-        }
+        self.cfg.method.one_pass_sketch().map(|(kind, l)| (sketch_kind(kind), l))
     }
 
     /// Runs the next pass over `shards` (ascending indices) and returns its
     /// state. Does not advance: merge the states of all shards, then call
     /// [`FitJob::advance`].
-    pub fn run_pass(&mut self, shards: &[usize]) -> Result<PassState> {
+    pub fn run_pass(&mut self, shards: &[usize], observer: &dyn Observer) -> Result<PassState> {
         let t = Instant::now();
         let kind = self.next_pass();
         let read = self.read(shards);
@@ -392,11 +283,11 @@ impl FitJob {
         let state = match kind {
             PassKind::Prepare => {
                 let need_stats = self.base.stored_stats.is_none();
-                let (st, _) = prepare_pass(ds, read, need_stats, sample_rows(cfg), cfg.seed)?;
+                let (st, _) = prepare_pass(ds, read, need_stats, sample_rows(cfg), cfg.seed, observer)?;
                 PassState::Prepare(st)
             }
             PassKind::Sketch { index } => {
-                let Method::Tefm { sketch, n_components, .. } = &cfg.method else {
+                let MethodSpec::Tefm { sketch, n_components, .. } = &cfg.method else {
                     unreachable!("sketch passes are planned for TEFM only")
                 };
                 let prepared = self.progress.prepared.as_ref().expect("prepared before the sketch passes");
@@ -412,13 +303,13 @@ impl FitJob {
                     (_, Some(qs)) => SketchInput::Product(qs.clone()),
                     (_, None) => bail!("sketch pass {} needs the basis of the pass before it", index + 1),
                 };
-                let (st, _) = sketch_pass(ds, read, &prepared.scaler, &bases, &input, &kind.to_string())?;
+                let (st, _) = sketch_pass(ds, read, &prepared.scaler, &bases, &input, &kind.to_string(), observer)?;
                 PassState::Sketch(st)
             }
             PassKind::Fit => {
                 let prepared = self.progress.prepared.as_ref().expect("prepared before the fit pass");
                 let maps = self.progress.maps.as_ref().expect("maps built before the fit pass");
-                let (st, _) = fit_pass(cfg, ds, read, &prepared.scaler, maps, self.tefm_sketch())?;
+                let (st, _) = fit_pass(cfg, ds, read, &prepared.scaler, maps, self.tefm_sketch(), observer)?;
                 PassState::Fit(st)
             }
         };
@@ -465,6 +356,17 @@ impl FitJob {
         Ok(None)
     }
 
+    /// Runs the remaining passes in this process, each over all shards.
+    pub fn run_to_end(&mut self, observer: &dyn Observer) -> Result<(Model, FitReport)> {
+        let all: Vec<usize> = (0..self.n_shards()).collect();
+        loop {
+            let state = self.run_pass(&all, observer)?;
+            if let Some(done) = self.advance(state)? {
+                return Ok(done);
+            }
+        }
+    }
+
     fn finish(&mut self, state: FitState) -> Result<(Model, FitReport)> {
         let t = Instant::now();
         let (rows, skipped) = (state.rows, state.skipped);
@@ -477,7 +379,7 @@ impl FitJob {
         let mut seconds = self.timings.clone();
         seconds.total = self.started.elapsed().as_secs_f64();
         let report = FitReport {
-            method: cfg.method.name(),
+            method: cfg.method.name().to_string(),
             rows,
             skipped,
             validation_rows: sel.held_out_rows,
@@ -500,27 +402,9 @@ impl FitJob {
             map: sel.map.spec(),
             classes: sel.classes,
             alpha: sel.alpha,
-            training: training_record(&report)?,
+            training: report.training_record()?,
             kapprox_version: env!("CARGO_PKG_VERSION").into(),
         };
         Ok((Model { doc, map: sel.map, coef: sel.model.coef, intercept: sel.model.intercept }, report))
     }
-}
-
-/// Rows the prepare pass samples: Nyström's landmarks and the σ sample.
-fn sample_rows(cfg: &FitConfig) -> usize {
-    let needs_sigma_sample = cfg.sigmas.iter().any(|s| matches!(s, SigmaSpec::Auto(_)));
-    cfg.method.sample_rows().max(if needs_sigma_sample { SIGMA_SAMPLE_ROWS } else { 0 })
-}
-
-/// The passes of a fit: prepare when the footers hold no statistics or a
-/// sample is needed, then TEFM's sketch passes, then the fit pass.
-pub fn plan(cfg: &FitConfig, base: &JobBase) -> Vec<PassKind> {
-    let mut plan = Vec::new();
-    if base.stored_stats.is_none() || sample_rows(cfg) > 0 {
-        plan.push(PassKind::Prepare);
-    }
-    plan.extend((0..cfg.method.sketch_passes()).map(|index| PassKind::Sketch { index }));
-    plan.push(PassKind::Fit);
-    plan
 }

@@ -15,6 +15,8 @@
 
 use super::FitConfig;
 use super::acc::Acc;
+use crate::model::Task;
+use crate::observer::Observer;
 use crate::pipeline::{Features, Pass, PassReport};
 use anyhow::{Context, Result};
 use kapprox_core::{Domain, rng};
@@ -23,8 +25,6 @@ use kapprox_io::{ColumnStats, Dataset, ReadOptions, Scaler};
 use kapprox_sketch::{ProductAccumulator, RangeSketch, Reservoir, Sketch, SketchKind};
 use ndarray::{Array2, Axis, concatenate};
 
-/// Rows sampled for the median rule of `--sigma auto`.
-pub const SIGMA_SAMPLE_ROWS: usize = 1000;
 /// Held-out rows kept (over all parts) to score classification candidates.
 pub const CLASSIFICATION_SAMPLE_ROWS: usize = 20_000;
 
@@ -72,21 +72,23 @@ pub fn prepare_pass(
     need_stats: bool,
     sample_rows: usize,
     seed: u64,
+    observer: &dyn Observer,
 ) -> Result<(PrepareState, PassReport)> {
     let d = read.columns.len();
     let mut stats = need_stats.then(|| ColumnStats::new(read.columns.clone()));
     let mut sample = (sample_rows > 0).then(|| Reservoir::new(sample_rows, d, seed));
     let label = if need_stats { "statistics" } else { "sample" };
     let identity = Scaler::None;
-    let report = Pass { dataset: ds, read, scaler: &identity, maps: vec![], label }.run_chunks(&mut |chunk| {
-        if let Some(s) = stats.as_mut() {
-            s.update(chunk.x.view());
-        }
-        if let Some(r) = sample.as_mut() {
-            r.update_ids(chunk.x.view(), &chunk.row_ids.to_vec())?;
-        }
-        Ok(())
-    })?;
+    let report =
+        Pass { dataset: ds, read, scaler: &identity, maps: vec![], label, observer }.run_chunks(&mut |chunk| {
+            if let Some(s) = stats.as_mut() {
+                s.update(chunk.x.view());
+            }
+            if let Some(r) = sample.as_mut() {
+                r.update_ids(chunk.x.view(), &chunk.row_ids.to_vec())?;
+            }
+            Ok(())
+        })?;
     Ok((PrepareState { stats, sample, rows: report.rows }, report))
 }
 
@@ -169,6 +171,7 @@ pub fn sketch_pass(
     maps: &[Box<dyn FeatureMap>],
     input: &SketchInput,
     label: &str,
+    observer: &dyn Observer,
 ) -> Result<(SketchState, PassReport)> {
     let mut accs: Vec<SketchAcc> = match input {
         SketchInput::Range { kind, n_components, seed } => maps
@@ -180,7 +183,7 @@ pub fn sketch_pass(
     let map_refs: Vec<&dyn FeatureMap> = maps.iter().map(|m| m.as_ref()).collect();
     let mut ids = Vec::new();
     let mut ids_of = u64::MAX;
-    let report = Pass { dataset: ds, read, scaler, maps: map_refs, label }.run(&mut |chunk, m, z| {
+    let report = Pass { dataset: ds, read, scaler, maps: map_refs, label, observer }.run(&mut |chunk, m, z| {
         if ids_of != chunk.first_row {
             ids_of = chunk.first_row;
             ids = chunk.row_ids.to_vec();
@@ -278,6 +281,7 @@ pub fn fit_pass(
     scaler: &Scaler,
     maps: &[Box<dyn FeatureMap>],
     tefm_sketch: Option<(SketchKind, usize)>,
+    observer: &dyn Observer,
 ) -> Result<(FitState, PassReport)> {
     let split = cfg.split;
     let n_parts = split.n_parts();
@@ -289,7 +293,7 @@ pub fn fit_pass(
     let mut state = FitState {
         parts: maps.iter().map(|m| (0..n_parts).map(|_| Acc::new(cfg.task, m.n_output())).collect()).collect(),
         sketches: Vec::new(),
-        samples: (cfg.task == crate::model::Task::Classification).then(|| {
+        samples: (cfg.task == Task::Classification).then(|| {
             let held = split.held_out_parts();
             let cap = CLASSIFICATION_SAMPLE_ROWS / held.len().max(1);
             (0..n_parts)
@@ -305,43 +309,44 @@ pub fn fit_pass(
     let mut split_of = u64::MAX;
     let seed = cfg.seed;
     let mut dense_buf: Option<Features> = None;
-    let report = Pass { dataset: ds, read, scaler, maps: map_refs, label: "fit" }.run(&mut |chunk, m, z| {
-        let z = match z {
-            Features::Sparse(sp) if !sparse_pays(sp.nnz_per_row(), sp.n_cols) => {
-                let buf = dense_buf.get_or_insert_with(|| Features::Dense(Array2::zeros((0, 0))));
-                densify(sp, buf);
-                &*buf
-            }
-            z => z,
-        };
-        let y = chunk.y.as_ref().expect("label column requested");
-        if split_of != chunk.first_row {
-            // The split of a chunk is computed once and shared by every map.
-            split_of = chunk.first_row;
-            ids = chunk.row_ids.to_vec();
-            rows_of.iter_mut().for_each(Vec::clear);
-            for (i, &id) in ids.iter().enumerate() {
-                rows_of[split.part_of(seed, id)].push(i);
-            }
-            if let Some(samples) = state.samples.as_mut() {
-                let xy = concatenate(Axis(1), &[chunk.x.view(), y.view().insert_axis(Axis(1))])?;
-                for (p, s) in samples.iter_mut().enumerate() {
-                    if s.capacity() > 0 && !rows_of[p].is_empty() {
-                        let pid: Vec<u64> = rows_of[p].iter().map(|&i| ids[i]).collect();
-                        s.update_ids(xy.select(Axis(0), &rows_of[p]).view(), &pid)?;
+    let report =
+        Pass { dataset: ds, read, scaler, maps: map_refs, label: "fit", observer }.run(&mut |chunk, m, z| {
+            let z = match z {
+                Features::Sparse(sp) if !sparse_pays(sp.nnz_per_row(), sp.n_cols) => {
+                    let buf = dense_buf.get_or_insert_with(|| Features::Dense(Array2::zeros((0, 0))));
+                    densify(sp, buf);
+                    &*buf
+                }
+                z => z,
+            };
+            let y = chunk.y.as_ref().expect("label column requested");
+            if split_of != chunk.first_row {
+                // The split of a chunk is computed once and shared by every map.
+                split_of = chunk.first_row;
+                ids = chunk.row_ids.to_vec();
+                rows_of.iter_mut().for_each(Vec::clear);
+                for (i, &id) in ids.iter().enumerate() {
+                    rows_of[split.part_of(seed, id)].push(i);
+                }
+                if let Some(samples) = state.samples.as_mut() {
+                    let xy = concatenate(Axis(1), &[chunk.x.view(), y.view().insert_axis(Axis(1))])?;
+                    for (p, s) in samples.iter_mut().enumerate() {
+                        if s.capacity() > 0 && !rows_of[p].is_empty() {
+                            let pid: Vec<u64> = rows_of[p].iter().map(|&i| ids[i]).collect();
+                            s.update_ids(xy.select(Axis(0), &rows_of[p]).view(), &pid)?;
+                        }
                     }
                 }
             }
-        }
-        for (p, rows) in rows_of.iter().enumerate() {
-            state.parts[m][p].update(z, y.view(), rows);
-        }
-        if let Some(s) = sketches[m].as_mut() {
-            let Features::Dense(zd) = z else { anyhow::bail!("TEFM needs a dense base map") };
-            s.update_ids(zd.view(), &ids).context("TEFM sketch")?;
-        }
-        Ok(())
-    })?;
+            for (p, rows) in rows_of.iter().enumerate() {
+                state.parts[m][p].update(z, y.view(), rows);
+            }
+            if let Some(s) = sketches[m].as_mut() {
+                let Features::Dense(zd) = z else { anyhow::bail!("TEFM needs a dense base map") };
+                s.update_ids(zd.view(), &ids).context("TEFM sketch")?;
+            }
+            Ok(())
+        })?;
     state.rows = report.rows;
     state.skipped = report.skipped;
     state.sketches = sketches.into_iter().map(|s| s.map(RangeSketch::finish)).collect();

@@ -9,48 +9,16 @@
 //! larger α.
 
 use super::acc::Acc;
-use super::method::Method;
 use super::passes::FitState;
-use super::{FitConfig, Split, default_alphas};
+use super::report::{CandidateReport, CurvePoint, default_alphas};
+use super::{FitConfig, Split};
+use crate::method::MethodSpec;
 use crate::model::Task;
 use anyhow::{Context, Result, bail};
 use kapprox_core::Moments;
 use kapprox_features::{FeatureMap, OutputKind};
 use kapprox_solve::{AlphaPath, Classes, ClassificationAccumulator, RidgeModel};
 use ndarray::{Array1, Array2, s};
-use serde::Serialize;
-
-/// One α of a candidate's validation curve.
-#[derive(Clone, Debug, Serialize)]
-pub struct CurvePoint {
-    /// Ridge penalty.
-    pub alpha: f64,
-    /// Mean validation MSE (over held-out parts and targets).
-    pub mse: f64,
-    /// Mean validation accuracy (classification).
-    pub accuracy: Option<f64>,
-    /// Mean validation macro-F1 (classification).
-    pub macro_f1: Option<f64>,
-}
-
-/// One bandwidth candidate's selection result.
-#[derive(Clone, Debug, Serialize)]
-pub struct CandidateReport {
-    /// Bandwidth.
-    pub sigma: f64,
-    /// Output features of the candidate's map.
-    pub n_features: usize,
-    /// Best α for this σ.
-    pub best_alpha: f64,
-    /// Validation MSE at the best α.
-    pub validation_mse: f64,
-    /// Validation accuracy at the best α (classification).
-    pub validation_accuracy: Option<f64>,
-    /// Validation macro-F1 at the best α (classification).
-    pub validation_macro_f1: Option<f64>,
-    /// The whole curve, in grid order.
-    pub curve: Vec<CurvePoint>,
-}
 
 /// The outcome of selection: the winning map, its α, and its ridge model
 /// refitted on all rows.
@@ -79,14 +47,14 @@ struct Finished {
 
 fn finish_candidate(
     cfg: &FitConfig,
-    method: &Method,
+    method: &MethodSpec,
     accs: Vec<Acc>,
     sketch: Option<Array2<f64>>,
     map: Box<dyn FeatureMap>,
     classes: &[f64],
 ) -> Result<Finished> {
     let mut parts: Vec<Moments> = accs.into_iter().map(|a| a.into_moments(classes)).collect();
-    if let (Method::Tefm { power, .. }, Some(sk)) = (method, sketch) {
+    if let (MethodSpec::Tefm { power, .. }, Some(sk)) = (method, sketch) {
         // One-pass TEFM: Q from FᵀF (all rows) and FᵀΘ, then the statistics
         // of G = FQ by projection.
         let mut total = parts[0].clone();
@@ -122,7 +90,7 @@ fn sample_scores(map: &dyn FeatureMap, model: &RidgeModel, x: ndarray::ArrayView
 /// Selects σ and α and refits the winner on all rows.
 pub fn select(
     cfg: &FitConfig,
-    method: &Method,
+    method: &MethodSpec,
     sigmas: &[f64],
     mut state: FitState,
     maps: Vec<Box<dyn FeatureMap>>,
@@ -149,10 +117,6 @@ pub fn select(
             })
             .collect()
     });
-    let better = |a: &CandidateReport, b: &CandidateReport| match (a.validation_accuracy, b.validation_accuracy) {
-        (Some(x), Some(y)) if (x - y).abs() > 1e-12 => y.total_cmp(&x),
-        _ => a.validation_mse.total_cmp(&b.validation_mse),
-    };
     let mut reports: Vec<CandidateReport> = Vec::new();
     // Only the best candidate so far keeps its statistics: the peak of
     // selection is the pass's statistics plus one candidate's solve.
@@ -235,7 +199,7 @@ pub fn select(
         });
         let i = reports.len() - 1;
         // Strictly better replaces: ties keep the earlier candidate.
-        if leader.as_ref().is_none_or(|(b, _)| better(&reports[i], &reports[*b]).is_lt()) {
+        if leader.as_ref().is_none_or(|(b, _)| reports[i].ranks_before(&reports[*b]).is_lt()) {
             leader = Some((i, f));
         }
     }

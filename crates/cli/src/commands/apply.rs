@@ -1,0 +1,81 @@
+//! `featurize`, `predict` and `eval`: data through a map or a model.
+
+use super::{output, print_json};
+use crate::args::{EvalArgs, FeaturizeArgs, PredictArgs};
+use crate::bars::Bars;
+use crate::validate::{featurize_config, nan_policy};
+use anyhow::Result;
+use kapprox::Model;
+use kapprox::featurize::FeaturizeConfig;
+use kapprox::predict::{EvalMetrics, evaluate, predict_to_dir};
+
+/// `kapprox featurize` (under `mpirun`, each rank writes its own shards).
+pub(crate) fn featurize(a: &FeaturizeArgs, bars: &Bars) -> Result<()> {
+    if kapprox::distributed::launched_by_mpi() {
+        return featurize_mpi(a, bars);
+    }
+    let cfg = FeaturizeConfig { out: output(&a.out), ..featurize_config(a)? };
+    let r = kapprox::featurize::featurize(&cfg, bars)?;
+    eprintln!(
+        "wrote {} rows x {} features into {} file(s) under {} in {:.2} s",
+        r.rows,
+        r.n_features,
+        r.files,
+        cfg.out.display(),
+        r.seconds
+    );
+    Ok(())
+}
+
+#[cfg(feature = "mpi")]
+fn featurize_mpi(a: &FeaturizeArgs, bars: &Bars) -> Result<()> {
+    let cfg = FeaturizeConfig { out: output(&a.out), ..featurize_config(a)? };
+    if let Some((r, ranks)) = kapprox::distributed::mpi::featurize(&cfg, bars)? {
+        eprintln!(
+            "wrote {} rows x {} features into {} file(s) under {} with {ranks} MPI ranks in {:.2} s",
+            r.rows,
+            r.n_features,
+            r.files,
+            cfg.out.display(),
+            r.seconds
+        );
+    }
+    Ok(())
+}
+
+#[cfg(not(feature = "mpi"))]
+fn featurize_mpi(_: &FeaturizeArgs, _: &Bars) -> Result<()> {
+    anyhow::bail!(
+        "started by an MPI launcher, but this kapprox was built without MPI support: rebuild with `cargo build \
+         --release --features mpi`"
+    )
+}
+
+/// `kapprox predict`.
+pub(crate) fn predict(a: &PredictArgs, bars: &Bars) -> Result<()> {
+    let model = Model::load(&a.model)?;
+    let out = output(&a.out);
+    let r = predict_to_dir(&model, &a.data, &out, a.chunk_rows, nan_policy(a.nan), bars)?;
+    eprintln!("wrote {} predictions into {} file(s) under {} in {:.2} s", r.rows, r.files, out.display(), r.seconds);
+    Ok(())
+}
+
+/// `kapprox eval`.
+pub(crate) fn eval(a: &EvalArgs, bars: &Bars) -> Result<()> {
+    let model = Model::load(&a.model)?;
+    let m = evaluate(&model, &a.data, a.chunk_rows, nan_policy(a.nan), bars)?;
+    if a.json {
+        print_json(&m)?;
+    } else {
+        match m {
+            EvalMetrics::Regression(m) => println!(
+                "rows {}  RMSE {:.4}  relative RMSE {:.4}  MAE {:.4}  R² {:.4}",
+                m.n_samples, m.rmse, m.relative_rmse, m.mae, m.r2
+            ),
+            EvalMetrics::Classification(m) => {
+                println!("rows {}  accuracy {:.4}%  macro-F1 {:.4}", m.n_samples, 100.0 * m.accuracy, m.macro_f1)
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,259 @@
+//! `fit` in every mode ([`FitMode`]), `reduce`, and the hidden `worker`.
+
+use super::{output, print_json};
+use crate::args::{FitArgs, ReduceArgs, WorkerArgs};
+use crate::bars::Bars;
+use crate::validate::{fit_config, fit_mode};
+use anyhow::{Context, Result};
+use kapprox::FitReport;
+use kapprox::distributed::files::{AfterDoc, resume_from_result, write_part, write_result};
+use kapprox::distributed::part::{ABORT_HOOK, part_job, run_part};
+use kapprox::distributed::reduce::{part_files, reduce_files};
+use kapprox::distributed::workers::{WorkerTask, fit_with_workers};
+use kapprox::distributed::{FitMode, ShardSelection, format_shards};
+use kapprox::fit::FitJob;
+use kapprox::sysinfo::peak_rss_bytes;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// `kapprox fit`.
+pub(crate) fn fit(a: &FitArgs, bars: &Bars) -> Result<()> {
+    let mode = fit_mode(a)?;
+    let cfg = fit_config(a)?;
+    let out = output(&a.out);
+    match mode {
+        FitMode::Local => {
+            let (model, report) = kapprox::fit(&cfg, bars)?;
+            model.save(&out)?;
+            if a.json {
+                print_json(&serde_json::json!({"model": out, "report": report, "peak_rss_bytes": peak_rss_bytes()}))?;
+            } else {
+                print_fit_report(&report, &out);
+            }
+        }
+        FitMode::Plan => {
+            let job = FitJob::new(&cfg)?;
+            let passes: Vec<String> = job.plan().iter().map(|p| p.to_string()).collect();
+            print_json(&serde_json::json!({"passes": passes, "shards": job.n_shards(), "rows": job.base().n_rows()}))?;
+        }
+        FitMode::Workers(p) => {
+            let exe = std::env::current_exe().context("cannot locate the kapprox executable to start workers")?;
+            let command = |t: &WorkerTask| -> Result<std::process::Command> {
+                let mut cmd = std::process::Command::new(&exe);
+                cmd.args(["--threads", &t.threads.to_string(), "--quiet", "worker", "--job"])
+                    .arg(&t.job)
+                    .args(["--part", &format!("{}/{}", t.part, t.of), "--out"])
+                    .arg(&t.out);
+                Ok(cmd)
+            };
+            let (model, report, dist) = fit_with_workers(&cfg, p, &parent_dir(&out), &command)?;
+            model.save(&out)?;
+            if a.json {
+                let rss = peak_rss_bytes();
+                print_json(
+                    &serde_json::json!({"model": out, "report": report, "distributed": dist, "peak_rss_bytes": rss}),
+                )?;
+            } else {
+                eprintln!(
+                    "fitted {} ({} features) on {} rows with {p} worker process(es) in {} pass(es), {:.2} s (reduce \
+                     {:.2} s, {:.1}%): sigma = {:.4}, alpha = {:.3e}",
+                    report.method,
+                    report.n_features,
+                    report.rows,
+                    report.passes,
+                    dist.total_seconds,
+                    dist.reduce_seconds,
+                    100.0 * dist.reduce_share,
+                    report.sigma,
+                    report.alpha
+                );
+                eprintln!("model written to {}", out.display());
+            }
+        }
+        FitMode::After(after) => {
+            // The remaining passes in this process.
+            let (mut job, _) = resume_from_result(&after, Some(&cfg))?;
+            let (model, report) = job.run_to_end(bars)?;
+            model.save(&out)?;
+            if a.json {
+                print_json(&serde_json::json!({"model": out, "report": report, "peak_rss_bytes": peak_rss_bytes()}))?;
+            } else {
+                eprintln!("fitted {} after {}; model written to {}", report.method, after.display(), out.display());
+            }
+        }
+        FitMode::Part { shards, after } => {
+            let (job, after) = part_job(&cfg, after.as_deref())?;
+            part(job, after, &shards, &out, a.json, bars)?;
+        }
+        FitMode::Mpi => fit_mpi(&cfg, &out, a.json, bars)?,
+    }
+    Ok(())
+}
+
+fn print_fit_report(r: &FitReport, out: &Path) {
+    eprintln!(
+        "fitted {} ({} features) on {} rows ({} held out) in {} pass(es), {:.2} s: sigma = {:.4}, alpha = {:.3e}",
+        r.method, r.n_features, r.rows, r.validation_rows, r.passes, r.seconds.total, r.sigma, r.alpha
+    );
+    for c in &r.candidates {
+        let acc = c.validation_accuracy.map(|a| format!(", accuracy {:.4}%", 100.0 * a)).unwrap_or_default();
+        eprintln!(
+            "  sigma {:>10.4}: best alpha {:.3e}, validation RMSE {:.4}{acc}",
+            c.sigma,
+            c.best_alpha,
+            c.validation_mse.sqrt()
+        );
+    }
+    eprintln!("model written to {}", out.display());
+}
+
+#[cfg(feature = "mpi")]
+fn fit_mpi(cfg: &kapprox::FitConfig, out: &Path, json: bool, bars: &Bars) -> Result<()> {
+    let Some(r) = kapprox::distributed::mpi::fit(cfg, out, bars)? else { return Ok(()) };
+    let (report, dist) = (&r.report, &r.distributed);
+    if json {
+        let v = serde_json::json!({"model": out, "report": report, "distributed": dist, "peak_rss_bytes": peak_rss_bytes()});
+        print_json(&v)?;
+    } else {
+        eprintln!(
+            "fitted {} ({} features) on {} rows with {} MPI ranks in {} pass(es), {:.2} s (reduce {:.2} s, \
+             {:.1}%): sigma = {:.4}, alpha = {:.3e}",
+            report.method,
+            report.n_features,
+            report.rows,
+            r.ranks,
+            report.passes,
+            dist.total_seconds,
+            dist.reduce_seconds,
+            100.0 * dist.reduce_share,
+            report.sigma,
+            report.alpha
+        );
+        eprintln!("model written to {}", out.display());
+    }
+    Ok(())
+}
+
+#[cfg(not(feature = "mpi"))]
+fn fit_mpi(_: &kapprox::FitConfig, _: &Path, _: bool, _: &Bars) -> Result<()> {
+    unreachable!("fit_mode refuses MPI launches without the mpi feature")
+}
+
+/// The directory a file will be written into.
+fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Runs the next pass of `job` on the shards of `sel` and writes the part.
+fn part(mut job: FitJob, after: AfterDoc, sel: &ShardSelection, out: &Path, json: bool, bars: &Bars) -> Result<()> {
+    let (doc, state) = run_part(&mut job, after, sel, bars)?;
+    if let (Some(i), Some((index, _))) = (abort_hook(), sel.part())
+        && i == index
+    {
+        eprintln!("kapprox: worker {i} aborts ({ABORT_HOOK}={i}, a test hook)");
+        std::process::abort();
+    }
+    let (pass, shards, rows, seconds, rss) =
+        (doc.pass.clone(), doc.shards.clone(), doc.rows, doc.seconds, doc.peak_rss_bytes);
+    write_part(out, doc, state)?;
+    if json {
+        print_json(&serde_json::json!({
+            "part": out,
+            "pass": pass,
+            "shards": shards,
+            "rows": rows,
+            "seconds": seconds,
+            "peak_rss_bytes": rss,
+        }))?;
+    } else {
+        eprintln!(
+            "wrote {pass} over shards {} ({rows} rows) to {} in {seconds:.2} s",
+            format_shards(&shards),
+            out.display()
+        );
+    }
+    Ok(())
+}
+
+/// `kapprox worker` (hidden): one part of one pass for `fit --workers`.
+pub(crate) fn worker(a: &WorkerArgs, bars: &Bars) -> Result<()> {
+    let (job, after) = resume_from_result(&a.job, None)?;
+    let sel = ShardSelection::parse_part(&a.part)?;
+    part(job, after, &sel, &output(&a.out), false, bars)
+}
+
+/// The part number named by the test hook [`ABORT_HOOK`], if set.
+fn abort_hook() -> Option<usize> {
+    std::env::var(ABORT_HOOK).ok().and_then(|v| v.trim().parse().ok())
+}
+
+/// `kapprox reduce`.
+pub(crate) fn reduce(a: &ReduceArgs) -> Result<()> {
+    let t = Instant::now();
+    let paths = part_files(&a.parts, a.parts_dir.as_deref())?;
+    let out = output(&a.out);
+    let (job, red) = reduce_files(&paths, a.after.as_deref())?;
+    let rss = peak_rss_bytes();
+    let total = t.elapsed().as_secs_f64();
+    let reduce_seconds = red.seconds.read + red.seconds.merge;
+    match red.result {
+        Some((model, report)) => {
+            model.save(&out)?;
+            if a.json {
+                print_json(&serde_json::json!({
+                    "model": out,
+                    "report": report,
+                    "parts": red.parts,
+                    "reduce": red.seconds,
+                    "reduce_share": reduce_seconds / total.max(1e-12),
+                    "seconds": total,
+                    "peak_rss_bytes": rss,
+                }))?;
+            } else {
+                eprintln!(
+                    "reduced {} part(s) of the last pass ({} rows) in {total:.2} s: {} with sigma = {:.4}, alpha = \
+                     {:.3e}; model written to {}",
+                    red.parts.len(),
+                    report.rows,
+                    report.method,
+                    report.sigma,
+                    report.alpha,
+                    out.display()
+                );
+            }
+        }
+        None => {
+            let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+            let fingerprint = write_result(&out, &job, names)?;
+            let (done, of, next) = (job.pass_index(), job.plan().len(), job.next_pass());
+            if a.json {
+                print_json(&serde_json::json!({
+                    "pass_result": out,
+                    "done": done,
+                    "of": of,
+                    "next": next.to_string(),
+                    "fingerprint": fingerprint,
+                    "parts": red.parts,
+                    "reduce": red.seconds,
+                    "reduce_share": reduce_seconds / total.max(1e-12),
+                    "seconds": total,
+                    "peak_rss_bytes": rss,
+                }))?;
+            } else {
+                eprintln!(
+                    "reduced {} part(s) of pass {done} of {of} into the pass result {}; next, the {next} pass: run \
+                     `kapprox fit <the same flags> --after {} --part I/N --out PART` for every part, then `kapprox \
+                     reduce PARTS --out {}`",
+                    red.parts.len(),
+                    out.display(),
+                    out.display(),
+                    if done + 1 == of { "MODEL" } else { "RESULT" }
+                );
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,37 @@
+//! End-to-end tests of the `kapprox` command line.
+//!
+//! Every test runs the built binary in a fresh temporary directory on small
+//! fixtures made in the test (CSV text, `kapprox generate`, or the CPU data
+//! shipped in `data/`), and checks exit codes, error messages, the files left
+//! behind and the numbers in `--json` reports. One module per area:
+//!
+//! - `happy`: demo, convert -> fit -> predict -> eval round trips, split.
+//! - `bad_input`: each kind of bad input gets a message naming the file, the
+//!   row, the column and what was expected, exit code 2, and no output.
+//! - `invariance`: the model does not depend on chunk size or shard layout;
+//!   same seed and layout give a bitwise-equal file.
+//! - `distributed`: `fit --workers`, `fit --part` + `reduce` (pass by pass)
+//!   and `mpirun` (feature `mpi`) give the model of one process; bad,
+//!   missing or duplicate parts and dead workers are refused, no model is
+//!   written, and rerunning the missing part completes the fit.
+//! - `crash`: a `featurize` killed half-way leaves no partial shard under a
+//!   final name, and a rerun completes.
+//! - `experiments`: `kapprox experiment` writes its CSV and PNG and refuses
+//!   bad flags.
+//! - `readback`: features and predictions read back through arrow (Rust)
+//!   and pyarrow (when installed) and agree with the model.
+//! - `memory`: peak RSS of an out-of-core fit does not grow with the rows
+//!   (ignored by default: `cargo test --release -p kapprox-cli --test cli -- --ignored`).
+
+#[macro_use]
+mod macros;
+mod util;
+
+mod bad_input;
+mod crash;
+mod distributed;
+mod experiments;
+mod happy;
+mod invariance;
+mod memory;
+mod readback;

@@ -1,0 +1,193 @@
+//! `featurize`: a dataset through a feature map into Parquet feature
+//! shards, one per input shard.
+//!
+//! The map and scaling come from a fitted model, or from a data-independent
+//! method at one bandwidth: then the column statistics come from the
+//! footers (or a statistics pass), and `auto` bandwidths from the median
+//! rule on the prepare pass's sample, as in `fit`. Maps learned from data
+//! (Nyström, TEFM, EOF) need a model.
+
+use crate::fit::passes::PrepareState;
+use crate::method::MethodSpec;
+use crate::model::Model;
+use crate::observer::Observer;
+use crate::outputs::{PerShard, output_path, prepare_output_dir};
+use crate::pipeline::{Features, Pass};
+use crate::read::{ReadConfig, resolve_optional_label};
+use crate::sigma::{SIGMA_SAMPLE_ROWS, SigmaSpec, median_distance};
+use anyhow::{Result, bail};
+use kapprox_features::FeatureMap;
+use kapprox_io::{
+    ColumnStats, Dataset, DenseFeatureWriter, FeatureDtype, FeatureFileOptions, ReadOptions, Scaler, ScalerKind,
+    SparseFeatureWriter,
+};
+use ndarray::Array2;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Where `featurize` takes its map and scaling from.
+#[derive(Clone, Debug)]
+pub enum FeatureSource {
+    /// A fitted model's input columns, scaler and map.
+    Model(PathBuf),
+    /// A data-independent method at one bandwidth.
+    Method {
+        /// The method (maps learned from data are refused).
+        method: MethodSpec,
+        /// The bandwidth.
+        sigma: SigmaSpec,
+        /// Input scaling.
+        scale: ScalerKind,
+        /// Seed of the map (and of the bandwidth sample).
+        seed: u64,
+    },
+}
+
+/// What to featurize, and where to.
+#[derive(Clone, Debug)]
+pub struct FeaturizeConfig {
+    /// Input Parquet file or directory.
+    pub data: PathBuf,
+    /// Output directory: one feature shard per input shard.
+    pub out: PathBuf,
+    /// The map.
+    pub source: FeatureSource,
+    /// Label (carried into the output, never an input), chunk size, NaN policy.
+    pub read: ReadConfig,
+    /// Write features as float32.
+    pub f32: bool,
+}
+
+/// What `featurize` wrote.
+#[derive(Clone, Debug, Serialize)]
+pub struct FeaturizeReport {
+    /// Rows written.
+    pub rows: u64,
+    /// Feature files written.
+    pub files: usize,
+    /// Features per row.
+    pub n_features: usize,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+}
+
+/// Featurizes `cfg.data` into `cfg.out`. On error, an output directory
+/// this call created is removed.
+pub fn featurize(cfg: &FeaturizeConfig, observer: &dyn Observer) -> Result<FeaturizeReport> {
+    let start = Instant::now();
+    let ds = Dataset::open(&cfg.data)?;
+    let (features, scaler, map) = match &cfg.source {
+        FeatureSource::Model(path) => from_model(path)?,
+        FeatureSource::Method { method, sigma, scale, seed } => {
+            let (features, label) = resolve_optional_label(&ds, &cfg.read.label)?;
+            let all: Vec<usize> = (0..ds.shards().len()).collect();
+            let read = cfg.read.options(features.clone(), label).with_shards(all);
+            let (stats, sample) = stats_and_sample(&ds, &features, *sigma, |need_stats, rows| {
+                Ok(crate::fit::passes::prepare_pass(&ds, read, need_stats, rows, *seed, observer)?.0)
+            })?;
+            let (scaler, map) = method_map(method, *sigma, *scale, *seed, &stats, sample, features.len())?;
+            (features, scaler, map)
+        }
+    };
+    let label = resolve_optional_label(&ds, &cfg.read.label)?.1;
+    let read = cfg.read.options(features, label.clone());
+    let existed = cfg.out.exists();
+    prepare_output_dir(&cfg.out)?;
+    let result = write_features(&ds, &cfg.out, read, &scaler, map.as_ref(), label, cfg.f32, observer);
+    if result.is_err() && !existed {
+        // An output directory this run created holds nothing whole: remove it.
+        let _ = std::fs::remove_dir_all(&cfg.out);
+    }
+    let (rows, files) = result?;
+    Ok(FeaturizeReport { rows, files, n_features: map.n_output(), seconds: start.elapsed().as_secs_f64() })
+}
+
+/// A model's input columns, scaler and map.
+pub(crate) fn from_model(path: &Path) -> Result<(Vec<String>, Scaler, Box<dyn FeatureMap>)> {
+    let m = Model::load(path)?;
+    Ok((m.doc.feature_columns.clone(), m.doc.scaler.clone(), m.map))
+}
+
+/// The column statistics of `features` and, for an `auto` bandwidth, the
+/// unscaled bandwidth sample: from the footers when they hold the
+/// statistics and σ is given, else from the prepare pass that `prepare`
+/// runs (`prepare(need_stats, sample_rows)`).
+pub(crate) fn stats_and_sample(
+    ds: &Dataset,
+    features: &[String],
+    sigma: SigmaSpec,
+    prepare: impl FnOnce(bool, usize) -> Result<PrepareState>,
+) -> Result<(ColumnStats, Option<Array2<f64>>)> {
+    let needs_sample = sigma.is_auto();
+    let stored = ds.stored_stats().and_then(|s| s.select(features, ds.path()).ok());
+    Ok(match stored {
+        Some(stats) if !needs_sample => (stats, None),
+        stored => {
+            let rows = if needs_sample { SIGMA_SAMPLE_ROWS } else { 0 };
+            let st = prepare(stored.is_none(), rows)?;
+            (stored.or(st.stats).expect("statistics stored or computed"), st.sample.map(|r| r.finish().1))
+        }
+    })
+}
+
+/// The scaler and the data-independent map of `method`, once the column
+/// statistics (and, for an `auto` bandwidth, its sample) are known.
+pub(crate) fn method_map(
+    method: &MethodSpec,
+    sigma: SigmaSpec,
+    scale: ScalerKind,
+    seed: u64,
+    stats: &ColumnStats,
+    sample: Option<Array2<f64>>,
+    n_input: usize,
+) -> Result<(Scaler, Box<dyn FeatureMap>)> {
+    let scaler = Scaler::fit(scale, stats);
+    let median = sample.map(|mut s| {
+        scaler.apply_in_place(s.view_mut());
+        median_distance(&s.view())
+    });
+    match method.independent_map(sigma.resolve(median), n_input, seed)? {
+        Some(map) => Ok((scaler, map)),
+        None => {
+            bail!("--map {method}: this map is learned from data; fit a model first and run featurize --model MODEL")
+        }
+    }
+}
+
+/// The featurize pass: one feature shard per input shard of `read`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn write_features(
+    ds: &Dataset,
+    out: &Path,
+    read: ReadOptions,
+    scaler: &Scaler,
+    map: &dyn FeatureMap,
+    label: Option<String>,
+    f32: bool,
+    observer: &dyn Observer,
+) -> Result<(u64, usize)> {
+    let opts = FeatureFileOptions::new()
+        .with_dtype(if f32 { FeatureDtype::F32 } else { FeatureDtype::F64 })
+        .with_carried(label.clone());
+    let l = map.n_output();
+    let mut dense = PerShard::new(|w: DenseFeatureWriter| Ok(w.finish()?));
+    let mut sparse = PerShard::new(|w: SparseFeatureWriter| Ok(w.finish()?));
+    let pass = Pass { dataset: ds, read, scaler, maps: vec![map], label: "featurize", observer };
+    let report = pass.run(&mut |chunk, _, z| {
+        let carried: Vec<_> = chunk.y.iter().map(|y| y.view()).collect();
+        let path = output_path(ds, chunk.shard, out);
+        match z {
+            Features::Dense(z) => dense
+                .writer(chunk.shard, || Ok(DenseFeatureWriter::create(&path, l, opts.clone())?))?
+                .write(z.view(), Some(&chunk.row_ids), &carried)?,
+            Features::Sparse(z) => sparse
+                .writer(chunk.shard, || Ok(SparseFeatureWriter::create(&path, l, opts.clone())?))?
+                .write(z.view(), Some(&chunk.row_ids), &carried)?,
+        }
+        Ok(())
+    })?;
+    dense.close()?;
+    sparse.close()?;
+    Ok((report.rows, dense.files() + sparse.files()))
+}

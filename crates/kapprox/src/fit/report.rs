@@ -1,0 +1,112 @@
+//! What a fit reports: the chosen bandwidth and penalty, every candidate's
+//! validation curve, passes, statistics and time.
+
+use anyhow::Result;
+use serde::Serialize;
+
+/// One α of a candidate's validation curve.
+#[derive(Clone, Debug, Serialize)]
+pub struct CurvePoint {
+    /// Ridge penalty.
+    pub alpha: f64,
+    /// Mean validation MSE (over held-out parts and targets).
+    pub mse: f64,
+    /// Mean validation accuracy (classification).
+    pub accuracy: Option<f64>,
+    /// Mean validation macro-F1 (classification).
+    pub macro_f1: Option<f64>,
+}
+
+/// One bandwidth candidate's selection result.
+#[derive(Clone, Debug, Serialize)]
+pub struct CandidateReport {
+    /// Bandwidth.
+    pub sigma: f64,
+    /// Output features of the candidate's map.
+    pub n_features: usize,
+    /// Best α for this σ.
+    pub best_alpha: f64,
+    /// Validation MSE at the best α.
+    pub validation_mse: f64,
+    /// Validation accuracy at the best α (classification).
+    pub validation_accuracy: Option<f64>,
+    /// Validation macro-F1 at the best α (classification).
+    pub validation_macro_f1: Option<f64>,
+    /// The whole curve, in grid order.
+    pub curve: Vec<CurvePoint>,
+}
+
+impl CandidateReport {
+    /// Whether `self` selects before `other`: higher validation accuracy
+    /// (classification; differences under 1e-12 are ties), else lower
+    /// validation MSE.
+    pub fn ranks_before(&self, other: &CandidateReport) -> std::cmp::Ordering {
+        match (self.validation_accuracy, other.validation_accuracy) {
+            (Some(x), Some(y)) if (x - y).abs() > 1e-12 => y.total_cmp(&x),
+            _ => self.validation_mse.total_cmp(&other.validation_mse),
+        }
+    }
+}
+
+/// What `fit` did.
+#[derive(Clone, Debug, Serialize)]
+pub struct FitReport {
+    /// The method, e.g. `rff`, `nystrom`, `tefm-g`.
+    pub method: String,
+    /// Rows used.
+    pub rows: u64,
+    /// Rows dropped under `--nan skip`.
+    pub skipped: u64,
+    /// Rows held out for selection (validation part, or all rows with folds).
+    pub validation_rows: f64,
+    /// Full passes over the data.
+    pub passes: u64,
+    /// The median distance of the σ rule, if used.
+    pub median_distance: Option<f64>,
+    /// Chosen bandwidth.
+    pub sigma: f64,
+    /// Chosen ridge penalty.
+    pub alpha: f64,
+    /// Output features of the chosen map.
+    pub n_features: usize,
+    /// Per-candidate selection.
+    pub candidates: Vec<CandidateReport>,
+    /// Bytes of statistics held by the fit pass.
+    pub statistics_bytes: u64,
+    /// Seconds per stage.
+    pub seconds: Timings,
+}
+
+/// Wall-clock seconds per stage.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Timings {
+    /// Statistics / sampling pass.
+    pub prepare: f64,
+    /// Sketch passes.
+    pub sketch: f64,
+    /// The fit pass (read, map, accumulate).
+    pub pass: f64,
+    /// Selection and the final solve.
+    pub solve: f64,
+    /// Everything.
+    pub total: f64,
+}
+
+impl FitReport {
+    /// The part of the report stored in the model: everything but timings,
+    /// so that the same data, seed and layout give a bitwise-equal model
+    /// file.
+    pub fn training_record(&self) -> Result<serde_json::Value> {
+        let mut v = serde_json::to_value(self)?;
+        if let Some(o) = v.as_object_mut() {
+            o.remove("seconds");
+        }
+        Ok(v)
+    }
+}
+
+/// The default α grid: `n · 10^(−9..−1)`, 17 values. Features of every map
+/// have `‖z‖² ≈ 1`, so ZᵀZ grows like n and useful penalties scale with it.
+pub fn default_alphas(n: f64) -> Vec<f64> {
+    (0..17).map(|i| n * 10f64.powf(-9.0 + 0.5 * i as f64)).collect()
+}
