@@ -15,7 +15,7 @@ use crate::outputs::{PerShard, output_path, prepare_output_dir};
 use crate::pipeline::{Features, Pass};
 use crate::read::{ReadConfig, resolve_optional_label};
 use crate::sigma::{SIGMA_SAMPLE_ROWS, SigmaSpec, median_distance};
-use anyhow::{Result, bail};
+use anyhow::Result;
 use kapprox_features::FeatureMap;
 use kapprox_io::{
     ColumnStats, Dataset, DenseFeatureWriter, FeatureDtype, FeatureFileOptions, ReadOptions, Scaler, ScalerKind,
@@ -42,6 +42,17 @@ pub enum FeatureSource {
         /// Seed of the map (and of the bandwidth sample).
         seed: u64,
     },
+}
+
+impl FeatureSource {
+    /// Refuses a method learned from data (Nyström, TEFM, EOF): its map
+    /// comes from a fit, so featurize needs the model.
+    pub fn check(&self) -> Result<()> {
+        match self {
+            FeatureSource::Method { method, .. } if !method.is_data_independent() => Err(learned_from_data(method)),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// What to featurize, and where to.
@@ -74,8 +85,13 @@ pub struct FeaturizeReport {
 
 /// Featurizes `cfg.data` into `cfg.out`. On error, an output directory
 /// this call created is removed.
+///
+/// # Errors
+/// A method learned from data without a model (before reading any data),
+/// bad input data, or an output that cannot be written.
 pub fn featurize(cfg: &FeaturizeConfig, observer: &dyn Observer) -> Result<FeaturizeReport> {
     let start = Instant::now();
+    cfg.source.check()?;
     let ds = Dataset::open(&cfg.data)?;
     let (features, scaler, map) = match &cfg.source {
         FeatureSource::Model(path) => from_model(path)?,
@@ -149,10 +165,13 @@ pub(crate) fn method_map(
     });
     match method.independent_map(sigma.resolve(median), n_input, seed)? {
         Some(map) => Ok((scaler, map)),
-        None => {
-            bail!("--map {method}: this map is learned from data; fit a model first and run featurize --model MODEL")
-        }
+        None => Err(learned_from_data(method)),
     }
+}
+
+/// The refusal of a method whose map is learned from data.
+fn learned_from_data(method: &MethodSpec) -> anyhow::Error {
+    anyhow::anyhow!("--map {method}: this map is learned from data; fit a model first and run featurize --model MODEL")
 }
 
 /// The featurize pass: one feature shard per input shard of `read`.

@@ -36,19 +36,16 @@ fn kind_map(
 }
 
 impl MethodSpec {
-    /// The data-independent map at bandwidth `sigma` (for TEFM: its base
-    /// map, when that is data-independent); `None` for the methods learned
-    /// from data.
+    /// The data-independent map at bandwidth `sigma`; `None` for the
+    /// methods learned from data (Nyström, TEFM, EOF) and exact kernel
+    /// ridge.
     pub fn independent_map(&self, sigma: f64, n_input: usize, seed: u64) -> Result<Option<Box<dyn FeatureMap>>> {
-        Ok(Some(match *self {
+        match *self {
             MethodSpec::Independent { kind, kernel, form, n_components, grids, inner } => {
-                kind_map(kind, kernel, form, n_components, grids, inner, sigma, n_input, seed)?
+                Ok(Some(kind_map(kind, kernel, form, n_components, grids, inner, sigma, n_input, seed)?))
             }
-            MethodSpec::Tefm { base: TefmBase::Map(kind), kernel, form, sketch_features, .. } => {
-                kind_map(kind, kernel, form, sketch_features, None, None, sigma, n_input, seed)?
-            }
-            _ => return Ok(None),
-        }))
+            _ => Ok(None),
+        }
     }
 
     /// The final feature map of the fit pass at bandwidth `sigma`, given
@@ -63,7 +60,9 @@ impl MethodSpec {
         q: Option<&Array2<f64>>,
     ) -> Result<Box<dyn FeatureMap>> {
         match self {
-            MethodSpec::Independent { .. } => Ok(self.independent_map(sigma, n_input, seed)?.expect("independent")),
+            MethodSpec::Independent { .. } => {
+                Ok(self.independent_map(sigma, n_input, seed)?.expect("data-independent"))
+            }
             MethodSpec::Nystrom { kernel, rel_tol, .. } => {
                 let l = landmarks.context("Nyström needs the landmark sample")?;
                 Ok(Box::new(Nystrom::fit(kernel.at(sigma), l.clone(), *rel_tol)?))
@@ -93,16 +92,14 @@ impl MethodSpec {
         seed: u64,
         landmarks: Option<&Array2<f64>>,
     ) -> Result<Box<dyn FeatureMap>> {
-        let MethodSpec::Tefm { kernel, base, .. } = self else { bail!("not a TEFM method") };
-        if *base == TefmBase::Nystrom {
-            let l = landmarks.context("TEFM over Nyström needs the landmark sample")?;
-            return Ok(Box::new(Nystrom::fit(
-                kernel.at(sigma),
-                l.clone(),
-                kapprox_features::nystrom::DEFAULT_REL_TOL,
-            )?));
+        let MethodSpec::Tefm { kernel, base, form, sketch_features, .. } = *self else { bail!("not a TEFM method") };
+        match base {
+            TefmBase::Map(kind) => kind_map(kind, kernel, form, sketch_features, None, None, sigma, n_input, seed),
+            TefmBase::Nystrom => {
+                let l = landmarks.context("TEFM over Nyström needs the landmark sample")?;
+                Ok(Box::new(Nystrom::fit(kernel.at(sigma), l.clone(), kapprox_features::nystrom::DEFAULT_REL_TOL)?))
+            }
         }
-        Ok(self.independent_map(sigma, n_input, seed)?.expect("a data-independent TEFM base"))
     }
 
     /// The fitted TEFM map `x ↦ F(x)Q` over `base` (from [`MethodSpec::tefm_base`]).

@@ -253,6 +253,12 @@ impl MethodSpec {
         matches!(self, MethodSpec::Exact { .. })
     }
 
+    /// Whether the map is data-independent: built from its parameters and
+    /// the bandwidth alone, without learning from the data.
+    pub fn is_data_independent(&self) -> bool {
+        matches!(self, MethodSpec::Independent { .. })
+    }
+
     /// Whether the map's inputs must be min-max scaled (EOF lives on
     /// `[0, 1]^D`).
     pub fn needs_unit_cube(&self) -> bool {

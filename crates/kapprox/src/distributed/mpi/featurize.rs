@@ -27,6 +27,7 @@ use std::time::Instant;
 /// Returns, on rank 0, what all ranks wrote and the number of ranks
 /// (`None` on the other ranks).
 pub fn featurize(cfg: &FeaturizeConfig, observer: &dyn Observer) -> Result<Option<(FeaturizeReport, usize)>> {
+    cfg.source.check()?;
     let w = World::init()?;
     let observer = w.observer(observer);
     let start = Instant::now();
