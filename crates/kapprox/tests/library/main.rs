@@ -1,0 +1,16 @@
+//! The library at its seam: what a front end calls, checked without the
+//! command line. One module per area:
+//!
+//! - `fit`: the plan of passes, a fit driven pass by pass over shard
+//!   subsets (in memory and through part files) against the local fit.
+//! - `model`: model files round-trip, and files written by earlier
+//!   versions still load and predict the same.
+//! - `predict`: streamed predictions and featurized shards against the map
+//!   and weights applied directly.
+//! - `observer`: progress reports cover every row of every pass.
+
+mod fit;
+mod model;
+mod observer;
+mod predict;
+mod util;
