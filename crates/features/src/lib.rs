@@ -10,6 +10,9 @@
 //!   [`MapParams`] builds a spec from generic parameters (kind, kernel,
 //!   form, sizes, seed, options) and refuses unsupported combinations;
 //!   [`MapKind`] parses the names the CLI uses.
+//! - [`Registry`]: turns specs back into maps — this crate's, and maps of
+//!   other crates, which implement [`FeatureMap`], describe themselves as
+//!   [`MapSpec::Custom`] and register a builder by name.
 //! - [`Kernel`]: exact kernels with their conventions (Gaussian, Laplacian,
 //!   Cauchy, Matérn with any ν), for tests, metrics and the exact baseline.
 //!

@@ -19,13 +19,11 @@ fn main() -> anyhow::Result<()> {
     let (model, report) = kapprox::fit(&cfg, &Silent)?;
     model.save(&dir.path().join("model.safetensors"))?;
     let written = predict_to_dir(&model, &test, &out, 8192, Default::default(), &Silent)?;
-    let EvalMetrics::Regression(m) = evaluate(&model, &test, 8192, Default::default(), &Silent)? else {
-        anyhow::bail!("a regression model")
-    };
-    println!(
-        "sigma {:.3}, alpha {:.2e}: {} test predictions, RMSE {:.3}",
-        report.sigma, report.alpha, written.rows, m.rmse
-    );
+    let metrics = evaluate(&model, &test, 8192, Default::default(), &Silent)?;
+
+    let EvalMetrics::Regression(m) = metrics else { anyhow::bail!("a regression model") };
+    let (sigma, alpha, rows) = (report.sigma, report.alpha, written.rows);
+    println!("sigma {sigma:.3}, alpha {alpha:.2e}: {rows} test predictions, RMSE {:.3}", m.rmse);
     Ok(())
 }
 

@@ -1,6 +1,7 @@
 //! The library at its seam: what a front end calls, checked without the
 //! command line. One module per area:
 //!
+//! - `architecture`: the crate graph and the rules of ARCHITECTURE.md.
 //! - `fit`: the plan of passes, a fit driven pass by pass over shard
 //!   subsets (in memory and through part files) against the local fit.
 //! - `model`: model files round-trip, and files written by earlier
@@ -8,9 +9,12 @@
 //! - `predict`: streamed predictions and featurized shards against the map
 //!   and weights applied directly.
 //! - `observer`: progress reports cover every row of every pass.
+//! - `readme`: the README's library snippets are excerpts of the examples.
 
+mod architecture;
 mod fit;
 mod model;
 mod observer;
 mod predict;
+mod readme;
 mod util;
