@@ -156,7 +156,7 @@ impl MapSpec {
                 expected: "at least one input column",
             });
         }
-        let l = self.n_components();
+        let l = self.n_output();
         match *self {
             MapSpec::Binning { n_grids, .. } => {
                 if l == 0 || l > u32::MAX as usize {
@@ -210,19 +210,5 @@ impl MapSpec {
             }
         }
         Ok(())
-    }
-
-    /// Output dimension `l` of a data-independent map.
-    fn n_components(&self) -> usize {
-        match *self {
-            MapSpec::Rff { n_components, .. }
-            | MapSpec::Orf { n_components, .. }
-            | MapSpec::Sorf { n_components, .. }
-            | MapSpec::Qmc { n_components, .. }
-            | MapSpec::Fastfood { n_components, .. }
-            | MapSpec::Binning { n_components, .. }
-            | MapSpec::Comp { n_components, .. } => n_components,
-            _ => 0,
-        }
     }
 }

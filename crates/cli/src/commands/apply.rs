@@ -6,7 +6,7 @@ use crate::bars::Bars;
 use crate::validate::{featurize_config, nan_policy};
 use anyhow::Result;
 use kapprox::Model;
-use kapprox::featurize::FeaturizeConfig;
+use kapprox::featurize::{FeaturizeConfig, FeaturizeReport};
 use kapprox::predict::{EvalMetrics, evaluate, predict_to_dir};
 
 /// `kapprox featurize` (under `mpirun`, each rank writes its own shards).
@@ -16,29 +16,21 @@ pub(crate) fn featurize(a: &FeaturizeArgs, bars: &Bars) -> Result<()> {
     }
     let cfg = FeaturizeConfig { out: output(&a.out), ..featurize_config(a)? };
     let r = kapprox::featurize::featurize(&cfg, bars)?;
-    eprintln!(
-        "wrote {} rows x {} features into {} file(s) under {} in {:.2} s",
-        r.rows,
-        r.n_features,
-        r.files,
-        cfg.out.display(),
-        r.seconds
-    );
+    print_featurized(&r, &cfg, "");
     Ok(())
+}
+
+/// What featurize wrote (`by`: how many processes wrote it, if several).
+fn print_featurized(r: &FeaturizeReport, cfg: &FeaturizeConfig, by: &str) {
+    let (rows, l, files, out, seconds) = (r.rows, r.n_features, r.files, cfg.out.display(), r.seconds);
+    eprintln!("wrote {rows} rows x {l} features into {files} file(s) under {out}{by} in {seconds:.2} s");
 }
 
 #[cfg(feature = "mpi")]
 fn featurize_mpi(a: &FeaturizeArgs, bars: &Bars) -> Result<()> {
     let cfg = FeaturizeConfig { out: output(&a.out), ..featurize_config(a)? };
     if let Some((r, ranks)) = kapprox::distributed::mpi::featurize(&cfg, bars)? {
-        eprintln!(
-            "wrote {} rows x {} features into {} file(s) under {} with {ranks} MPI ranks in {:.2} s",
-            r.rows,
-            r.n_features,
-            r.files,
-            cfg.out.display(),
-            r.seconds
-        );
+        print_featurized(&r, &cfg, &format!(" with {ranks} MPI ranks"));
     }
     Ok(())
 }

@@ -9,7 +9,7 @@ use kapprox::FitReport;
 use kapprox::distributed::files::{AfterDoc, resume_from_result, write_part, write_result};
 use kapprox::distributed::part::{ABORT_HOOK, part_job, run_part};
 use kapprox::distributed::reduce::{part_files, reduce_files};
-use kapprox::distributed::workers::{WorkerTask, fit_with_workers};
+use kapprox::distributed::workers::{DistributedReport, WorkerTask, fit_with_workers};
 use kapprox::distributed::{FitMode, ShardSelection, format_shards};
 use kapprox::fit::FitJob;
 use kapprox::sysinfo::peak_rss_bytes;
@@ -48,27 +48,7 @@ pub(crate) fn fit(a: &FitArgs, bars: &Bars) -> Result<()> {
             };
             let (model, report, dist) = fit_with_workers(&cfg, p, &parent_dir(&out), &command)?;
             model.save(&out)?;
-            if a.json {
-                let rss = peak_rss_bytes();
-                print_json(
-                    &serde_json::json!({"model": out, "report": report, "distributed": dist, "peak_rss_bytes": rss}),
-                )?;
-            } else {
-                eprintln!(
-                    "fitted {} ({} features) on {} rows with {p} worker process(es) in {} pass(es), {:.2} s (reduce \
-                     {:.2} s, {:.1}%): sigma = {:.4}, alpha = {:.3e}",
-                    report.method,
-                    report.n_features,
-                    report.rows,
-                    report.passes,
-                    dist.total_seconds,
-                    dist.reduce_seconds,
-                    100.0 * dist.reduce_share,
-                    report.sigma,
-                    report.alpha
-                );
-                eprintln!("model written to {}", out.display());
-            }
+            print_distributed(&report, &dist, &format!("{p} worker process(es)"), &out, a.json)?;
         }
         FitMode::After(after) => {
             // The remaining passes in this process.
@@ -109,19 +89,25 @@ fn print_fit_report(r: &FitReport, out: &Path) {
 
 #[cfg(feature = "mpi")]
 fn fit_mpi(cfg: &kapprox::FitConfig, out: &Path, json: bool, bars: &Bars) -> Result<()> {
-    let Some(r) = kapprox::distributed::mpi::fit(cfg, out, bars)? else { return Ok(()) };
-    let (report, dist) = (&r.report, &r.distributed);
+    match kapprox::distributed::mpi::fit(cfg, out, bars)? {
+        Some(r) => print_distributed(&r.report, &r.distributed, &format!("{} MPI ranks", r.ranks), out, json),
+        None => Ok(()),
+    }
+}
+
+/// The report of a fit run by several processes (`what`: `4 worker
+/// process(es)`, `8 MPI ranks`).
+fn print_distributed(report: &FitReport, dist: &DistributedReport, what: &str, out: &Path, json: bool) -> Result<()> {
     if json {
-        let v = serde_json::json!({"model": out, "report": report, "distributed": dist, "peak_rss_bytes": peak_rss_bytes()});
-        print_json(&v)?;
+        let rss = peak_rss_bytes();
+        print_json(&serde_json::json!({"model": out, "report": report, "distributed": dist, "peak_rss_bytes": rss}))?;
     } else {
         eprintln!(
-            "fitted {} ({} features) on {} rows with {} MPI ranks in {} pass(es), {:.2} s (reduce {:.2} s, \
-             {:.1}%): sigma = {:.4}, alpha = {:.3e}",
+            "fitted {} ({} features) on {} rows with {what} in {} pass(es), {:.2} s (reduce {:.2} s, {:.1}%): sigma = \
+             {:.4}, alpha = {:.3e}",
             report.method,
             report.n_features,
             report.rows,
-            r.ranks,
             report.passes,
             dist.total_seconds,
             dist.reduce_seconds,

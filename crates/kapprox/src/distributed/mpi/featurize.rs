@@ -14,7 +14,6 @@ use crate::outputs::{output_path, prepare_output_dir};
 use crate::read::resolve_optional_label;
 use crate::tensorfile::TensorFile;
 use anyhow::{Result, anyhow, bail};
-use kapprox_features::FeatureMap;
 use kapprox_io::Dataset;
 use std::time::Instant;
 

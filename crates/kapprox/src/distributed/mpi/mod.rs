@@ -103,12 +103,12 @@ impl World {
     pub fn barrier(&self) {
         self.world.barrier();
     }
-}
 
-/// The observer of this rank: `observer` on rank 0, silence elsewhere
-/// (one process draws progress).
-pub fn observer<'a>(&self, observer: &'a dyn Observer) -> &'a dyn Observer {
-    if self.rank == 0 { observer } else { &Silent }
+    /// The observer of this rank: `observer` on rank 0, silence elsewhere
+    /// (one process draws progress).
+    pub fn observer<'a>(&self, observer: &'a dyn Observer) -> &'a dyn Observer {
+        if self.rank == 0 { observer } else { &Silent }
+    }
 }
 
 impl World {
