@@ -59,6 +59,8 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod categorical;
+pub mod compression;
 pub mod convert;
 pub mod dataset;
 pub mod dataset_writer;
@@ -67,10 +69,13 @@ pub mod readback;
 pub mod reader;
 pub mod scale;
 pub mod stats;
+pub mod store;
 pub mod writer;
 
+pub use categorical::{CategoryCounts, DEFAULT_MAX_CATEGORIES, Vocabulary};
+pub use compression::{Compression, DEFAULT_COMPRESSION};
 pub use convert::{ConvertOptions, ConvertReport, DEFAULT_ROWS_PER_SHARD, Delimiter, InputFormat, convert};
-pub use dataset::{Dataset, LABEL_KEY, LabelSpec, STATS_KEY, ShardInfo};
+pub use dataset::{ColumnSelection, Dataset, LABEL_KEY, LabelSpec, STATS_KEY, SelectedColumns, ShardInfo};
 pub use dataset_writer::{DatasetReport, DatasetWriter};
 pub use error::{BadValue, IdxProblem, IoError, LibsvmProblem, Result};
 pub use readback::{read_column, read_column_vec, read_columns};
