@@ -148,6 +148,21 @@ impl AtomicParquetWriter {
         Self::open(path.as_ref(), schema, row_group_rows, kv, true, DEFAULT_COMPRESSION)
     }
 
+    /// [`create_with`](Self::create_with) with another compression than
+    /// [`DEFAULT_COMPRESSION`].
+    ///
+    /// # Errors
+    /// As [`create_with`](Self::create_with).
+    pub fn create_compressed(
+        path: impl AsRef<Path>,
+        schema: SchemaRef,
+        row_group_rows: usize,
+        kv: Vec<(String, String)>,
+        compression: Compression,
+    ) -> Result<Self> {
+        Self::open(path.as_ref(), schema, row_group_rows, kv, true, compression)
+    }
+
     fn open(
         path: &Path,
         schema: SchemaRef,

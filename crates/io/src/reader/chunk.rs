@@ -108,7 +108,8 @@ pub struct Chunk {
     /// Global ids of the rows of `x`.
     pub row_ids: RowIds,
     /// Features, row-major (standard layout), shape `(n_rows, n_features)`,
-    /// columns in the order of [`ReadOptions::columns`].
+    /// columns as [`ReadOptions::x_column_names`]: the numeric columns, then
+    /// each vocabulary's indicator columns.
     pub x: Array2<f64>,
     /// Label, length `n_rows`, if a label column was requested.
     pub y: Option<Array1<f64>>,

@@ -34,7 +34,7 @@ impl RemoteFile {
     /// Opens an object of `size` bytes and fetches its tail.
     pub(crate) fn open(store: Arc<Store>, path: ObjectPath, size: u64) -> Result<RemoteFile> {
         let start = size.saturating_sub(FOOTER_PREFETCH);
-        let tail = fetch(&store, &path, &[start..size])?.pop().unwrap_or_default();
+        let tail = fetch(&store, &path, std::slice::from_ref(&(start..size)))?.pop().unwrap_or_default();
         Ok(RemoteFile { store, path, size, tail })
     }
 
@@ -67,7 +67,7 @@ impl ChunkReader for RemoteFile {
             }
         }
         let end = start + length as u64;
-        fetch(&self.store, &self.path, &[start..end])
+        fetch(&self.store, &self.path, std::slice::from_ref(&(start..end)))
             .map(|mut v| v.pop().unwrap_or_default())
             .map_err(|e| ParquetError::External(Box::new(e)))
     }
