@@ -11,6 +11,9 @@
 //!
 //! Run: `cargo bench -p kapprox-io --bench codec_read`.
 
+// criterion's macros generate undocumented items.
+#![allow(missing_docs)]
+
 use arrow::array::{ArrayRef, Float64Array, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema};
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -23,10 +26,14 @@ use std::time::Instant;
 const ROWS: usize = 581_012;
 const COLUMNS: usize = 55;
 
-/// Source rows: the shared subset's, or synthetic ones of the same shape.
+/// Source rows: the shared subset's (`shared/data` beside the checkout or
+/// one of its parents), or synthetic ones of the same shape.
 fn source_rows() -> Vec<Vec<f64>> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/covtype_subsets/covtype_random15k.csv");
-    if let Ok(text) = std::fs::read_to_string(&p) {
+    let rel = "shared/data/covtype_subsets/covtype_random15k.csv";
+    let found = Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().map(|a| a.join(rel)).find(|p| p.exists());
+    if let Some(p) = found
+        && let Ok(text) = std::fs::read_to_string(&p)
+    {
         let rows: Vec<Vec<f64>> = text
             .lines()
             .skip(1)
