@@ -145,7 +145,7 @@ impl AtomicParquetWriter {
         row_group_rows: usize,
         kv: Vec<(String, String)>,
     ) -> Result<Self> {
-        Self::open(path.as_ref(), schema, row_group_rows, kv, true, DEFAULT_COMPRESSION)
+        Self::create_compressed(path, schema, row_group_rows, kv, DEFAULT_COMPRESSION)
     }
 
     /// [`create_with`](Self::create_with) with another compression than

@@ -47,6 +47,12 @@ impl Spec {
         self.columns.len() + self.vocabularies.iter().map(Vocabulary::width).sum::<usize>()
     }
 
+    /// Counted, then encoded categorical columns.
+    fn categorical_names(&self) -> Vec<&str> {
+        let encoded = self.vocabularies.iter().map(|v| v.column.as_str());
+        self.categorical.iter().map(String::as_str).chain(encoded).collect()
+    }
+
     /// Every column the reader needs, each once.
     fn needed(&self) -> Vec<&str> {
         let mut names: Vec<&str> = Vec::new();
@@ -369,7 +375,17 @@ impl PieceBuf {
         let num: Vec<NumColumn<'_>> =
             cols.numeric.iter().map(|a| NumColumn::new(a).expect("to_numeric returns a readable type")).collect();
         self.fill_numbers(&num, off, take, spec.columns.len());
-        let cat_missing = self.fill_categories(&cols.categorical[spec.categorical.len()..], off, take, spec);
+        let mut cat_missing = None;
+        // Counted columns first, so that a missing index `k` names
+        // `categorical_names()[k]`.
+        for (k, col) in cols.categorical[..spec.categorical.len()].iter().enumerate() {
+            col.for_each(off, take, |i, value| {
+                if value.is_none() {
+                    cat_missing.get_or_insert_with(|| vec![None; take])[i].get_or_insert(k);
+                }
+            });
+        }
+        self.fill_categories(&cols.categorical[spec.categorical.len()..], off, take, spec, &mut cat_missing);
         if spec.nan_policy != NanPolicy::Keep {
             self.check(&num, cat_missing.as_deref(), off, take, shard)?;
         }
@@ -413,17 +429,17 @@ impl PieceBuf {
         }
     }
 
-    /// Sets the indicator of each row's slot; a null goes to "other".
-    /// Returns, when some value was null, per row the index of the first
-    /// encoded column with a null.
+    /// Sets the indicator of each row's slot; a null goes to "other" and
+    /// is recorded in `missing` (per row, the index of the first
+    /// categorical column with a null, counted columns first).
     fn fill_categories(
         &mut self,
         cols: &[CatColumn],
         off: usize,
         take: usize,
         spec: &Spec,
-    ) -> Option<Vec<Option<usize>>> {
-        let mut missing: Option<Vec<Option<usize>>> = None;
+        missing: &mut Option<Vec<Option<usize>>>,
+    ) {
         let mut at = spec.columns.len();
         let base = self.filled;
         for (k, (col, v)) in cols.iter().zip(&spec.vocabularies).enumerate() {
@@ -433,7 +449,7 @@ impl PieceBuf {
                     Some(s) => v.slot(s),
                     None => {
                         let m = missing.get_or_insert_with(|| vec![None; take]);
-                        m[i].get_or_insert(k);
+                        m[i].get_or_insert(spec.categorical.len() + k);
                         v.width() - 1
                     }
                 };
@@ -441,7 +457,6 @@ impl PieceBuf {
             });
             at += v.width();
         }
-        missing
     }
 
     /// Counts the values of the counted categorical columns over the rows
@@ -525,7 +540,7 @@ impl PieceBuf {
                         path: shard.path(),
                         row_id,
                         row_in_file,
-                        column: spec.vocabularies[k].column.clone(),
+                        column: spec.categorical_names()[k].to_string(),
                     });
                 }
                 NanPolicy::Skip => self.mark_bad(r),

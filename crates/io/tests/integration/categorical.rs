@@ -101,6 +101,12 @@ fn one_shard_seven_shards_any_chunking_give_the_same_vocabulary_and_rows() {
         // Odd shards store the category as a dictionary: reconciled with strings.
         write(&seven.join(format!("part-{k}.parquet")), w[0]..w[1], k % 2 == 1);
     }
+    // A null category is a missing value like a null number.
+    let ds = Dataset::open(&one).unwrap();
+    let err =
+        ds.reader(ReadOptions::new(Vec::<String>::new()).with_categorical(["cat"])).unwrap().find_map(|c| c.err());
+    let err = err.expect("the null in row 0 is refused").to_string();
+    assert!(err.contains("row 0 (global row id 0), column \"cat\": expected a value, found null"), "{err}");
     let (counts, vocab, mean, x) = encode(&one, 1000, false);
     // Ties (alpha/beta, gamma/delta) broken by value; 5 values kept.
     assert_eq!(vocab.values, ["alpha", "beta", "delta", "gamma", "eps"]);
