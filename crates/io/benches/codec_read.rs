@@ -51,7 +51,7 @@ fn source_rows() -> Vec<Vec<f64>> {
             (0..COLUMNS as u64)
                 .map(|j| {
                     let h = hash64(5, Domain(0xc0de), i * 64 + j);
-                    if j < 10 { (h % 4000) as f64 } else { (h % 7 == 0) as u8 as f64 }
+                    if j < 10 { (h % 4000) as f64 } else { h.is_multiple_of(7) as u8 as f64 }
                 })
                 .collect()
         })

@@ -36,7 +36,7 @@ fn write_big(path: &std::path::Path, n: usize, d: usize) {
     let batch = 65_536usize;
     let fields: Vec<Field> = (0..d).map(|j| Field::new(format!("c{j}"), DataType::Float64, false)).collect();
     let schema = Arc::new(Schema::new(fields));
-    let mut w = AtomicParquetWriter::create(&path, schema.clone()).unwrap();
+    let mut w = AtomicParquetWriter::create(path, schema.clone()).unwrap();
     let mut r = 0;
     while r < n {
         let e = (r + batch).min(n);
