@@ -128,8 +128,12 @@ pub enum IoError {
         path: PathBuf,
     },
 
-    /// A requested column is not numeric.
-    #[error("{}: column {column:?} has type {data_type}, expected a numeric type (float, integer or boolean)", path.display())]
+    /// A requested column is neither a number, nor a string, nor a date or
+    /// time (a list, a struct, binary data).
+    #[error(
+        "{}: column {column:?} has type {data_type}, expected a number (float, integer, decimal or boolean); leave it out with --exclude",
+        path.display()
+    )]
     NotNumeric {
         /// The shard.
         path: PathBuf,
@@ -137,6 +141,116 @@ pub enum IoError {
         column: String,
         /// Its Arrow type.
         data_type: DataType,
+    },
+
+    /// A string column is an input but not declared categorical.
+    #[error(
+        "{}: column {column:?} has type {data_type} (text), expected a number; name it in --categorical to one-hot encode it, or in --exclude to leave it out",
+        path.display()
+    )]
+    TextColumn {
+        /// The shard.
+        path: PathBuf,
+        /// The column.
+        column: String,
+        /// Its Arrow type.
+        data_type: DataType,
+    },
+
+    /// A date/time column is an input without being named explicitly.
+    #[error(
+        "{}: column {column:?} has type {data_type} (a date or time), expected a number; leave it out with --exclude, or name it in --columns to read it as a number of units since the epoch",
+        path.display()
+    )]
+    TemporalColumn {
+        /// The shard.
+        path: PathBuf,
+        /// The column.
+        column: String,
+        /// Its Arrow type.
+        data_type: DataType,
+    },
+
+    /// A column pattern of a selection option matches no column.
+    #[error("{}: {option} {pattern:?} matches no column; available columns: {}", path.display(), ColumnList(available))]
+    PatternMatchesNothing {
+        /// The dataset.
+        path: PathBuf,
+        /// The option, e.g. `--exclude`.
+        option: &'static str,
+        /// The name or glob.
+        pattern: String,
+        /// The columns that exist.
+        available: Vec<String>,
+    },
+
+    /// Shards of a dataset sit under different Hive partition keys.
+    #[error(
+        "{}: expected hive partition keys [{}] as in {}, found [{}]",
+        path.display(),
+        expected.join(", "),
+        reference.display(),
+        found.join(", ")
+    )]
+    PartitionKeys {
+        /// The shard that differs.
+        path: PathBuf,
+        /// The first shard.
+        reference: PathBuf,
+        /// The first shard's keys, outermost first.
+        expected: Vec<String>,
+        /// This shard's keys.
+        found: Vec<String>,
+    },
+
+    /// An object store refused or failed a request.
+    #[error("{}: {what}: {}", path.display(), StoreProblem(error))]
+    Store {
+        /// The object or prefix URL.
+        path: PathBuf,
+        /// What was being done, e.g. "cannot list".
+        what: &'static str,
+        /// The store's error.
+        error: object_store::Error,
+    },
+
+    /// A remote object is shorter than its listing or footer said.
+    #[error("{}: expected {expected} bytes, found {found} (object truncated or replaced while reading)", path.display())]
+    Truncated {
+        /// The object URL.
+        path: PathBuf,
+        /// Bytes expected up to the end of the requested range.
+        expected: u64,
+        /// Bytes available.
+        found: u64,
+    },
+
+    /// A categorical column has more distinct values than counting allows.
+    #[error(
+        "column {column:?}: more than {limit} distinct values, expected a categorical column (an identifier? leave it out with --exclude or carry it with --keep)"
+    )]
+    TooManyCategories {
+        /// The column.
+        column: String,
+        /// The limit ([`MAX_DISTINCT`](crate::categorical::MAX_DISTINCT)).
+        limit: usize,
+    },
+
+    /// A null in a categorical column under
+    /// [`NanPolicy::Refuse`](crate::NanPolicy::Refuse).
+    #[error(
+        "{}: row {row_in_file} (global row id {row_id}), column {column:?}: expected a value, found null (use --nan skip or impute)",
+        path.display()
+    )]
+    MissingCategory {
+        /// The shard.
+        path: PathBuf,
+        /// Global row id (0-based).
+        row_id: u64,
+        /// Row within the shard (0-based).
+        row_in_file: u64,
+        /// The column.
+        column: String,
     },
 
     /// Decoding a row group failed (corrupt page, unsupported compression, ...).
@@ -511,6 +625,35 @@ impl fmt::Display for IdxProblem {
             IdxProblem::LabelDims { ndim } => {
                 write!(f, "expected a one-dimensional labels file (idx1), found {ndim} dimensions")
             }
+        }
+    }
+}
+
+/// An object-store error in words a user can act on: what it means for
+/// the common cases, the store's own text otherwise.
+struct StoreProblem<'a>(&'a object_store::Error);
+
+impl fmt::Display for StoreProblem<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use object_store::Error as E;
+        let text = self.0.to_string();
+        match self.0 {
+            E::NotFound { .. } => write!(f, "not found (check the bucket and prefix): {text}"),
+            E::PermissionDenied { .. } | E::Unauthenticated { .. } => write!(
+                f,
+                "access denied (check the credentials, e.g. AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY): {text}"
+            ),
+            _ if text.contains("NoSuchBucket") => write!(f, "bucket not found: {text}"),
+            _ if ["InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "403 Forbidden"]
+                .iter()
+                .any(|s| text.contains(s)) =>
+            {
+                write!(
+                    f,
+                    "access denied (check the credentials, e.g. AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY): {text}"
+                )
+            }
+            _ => f.write_str(&text),
         }
     }
 }

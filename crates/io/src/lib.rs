@@ -4,24 +4,38 @@
 //!
 //! # Overview
 //!
-//! - [`Dataset`] opens a `.parquet` file or a directory of shards from their
-//!   footers alone (row counts, row groups, schema) and numbers rows
-//!   globally in file-name order ([`ShardInfo::first_row`]).
-//!   [`Dataset::resolve_columns`] splits features from the label
-//!   ([`LabelSpec`]).
+//! - [`Dataset`] opens a `.parquet` file, a directory of shards (recursive,
+//!   Hive partitions, Spark's `_SUCCESS`/`.crc` ignored; see
+//!   [`dataset::discover`]) or an object-store prefix such as
+//!   `s3://bucket/prefix` (see [`store`]) from the footers alone (row
+//!   counts, row groups, schema) and numbers rows globally in path order
+//!   ([`ShardInfo::first_row`]). Shards may differ in column order and
+//!   integer/float widths.
+//! - [`Dataset::select_columns`] turns a [`ColumnSelection`] (names or
+//!   globs to include, exclude, treat as categorical or keep, and the
+//!   label) into [`SelectedColumns`], refusing text or date columns with a
+//!   message that names the option to use. [`Dataset::resolve_columns`]
+//!   is the simple form: every column but the label.
 //! - [`Dataset::reader`] with [`ReadOptions`] gives a [`ChunkReader`], an
 //!   iterator of [`Chunk`]s (row-major `f64` features, optional label,
-//!   global [`RowIds`]) in global row order. Shards are memory-mapped and
-//!   row groups decoded in parallel with a memory bound that does not
-//!   depend on the number of rows (see the [`reader`] module).
-//!   NaN/±Inf/null cells are refused or skipped ([`NanPolicy`]).
+//!   global [`RowIds`]) in global row order. Local shards are
+//!   memory-mapped, remote ones read by ranged requests, and row groups
+//!   decoded in parallel with a memory bound that does not depend on the
+//!   number of rows (see the [`reader`] module). Every codec of the format
+//!   is read. Missing values (NaN, ±Inf, null) are refused, skipped or
+//!   imputed ([`NanPolicy`]).
+//! - Categorical columns: chunks carry mergeable [`CategoryCounts`]; the
+//!   [`Vocabulary`] learned from them one-hot encodes the column into `x`.
+//!   Kept columns ([`Chunk::keep`]) come through as Arrow arrays, for the
+//!   writers to carry into outputs.
 //! - [`ColumnStats`] are mergeable column statistics; [`Scaler`] is the
 //!   standard or min-max scaling fitted from them.
 //! - [`AtomicParquetWriter`] writes a file under a temporary name and
 //!   renames it when complete; [`DenseFeatureWriter`],
 //!   [`SparseFeatureWriter`] and [`PredictionWriter`] write kapprox's file
-//!   layouts (documented in the [`writer`] module). [`read_column`] reads a
-//!   small file back.
+//!   layouts (documented in the [`writer`] module), compressed with
+//!   [`DEFAULT_COMPRESSION`] (zstd) or another [`Compression`].
+//!   [`read_column`] reads a small file back.
 //! - [`convert()`] turns CSV/TSV, LIBSVM or IDX input (optionally gzip or
 //!   bzip2 compressed) into a directory of shards, atomically, recording the
 //!   label and per-shard [`ColumnStats`] in the footers.
@@ -59,6 +73,8 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod categorical;
+pub mod compression;
 pub mod convert;
 pub mod dataset;
 pub mod dataset_writer;
@@ -67,10 +83,13 @@ pub mod readback;
 pub mod reader;
 pub mod scale;
 pub mod stats;
+pub mod store;
 pub mod writer;
 
+pub use categorical::{CategoryCounts, DEFAULT_MAX_CATEGORIES, Vocabulary};
+pub use compression::{Compression, DEFAULT_COMPRESSION};
 pub use convert::{ConvertOptions, ConvertReport, DEFAULT_ROWS_PER_SHARD, Delimiter, InputFormat, convert};
-pub use dataset::{Dataset, LABEL_KEY, LabelSpec, STATS_KEY, ShardInfo};
+pub use dataset::{ColumnSelection, Dataset, LABEL_KEY, LabelSpec, STATS_KEY, SelectedColumns, ShardInfo};
 pub use dataset_writer::{DatasetReport, DatasetWriter};
 pub use error::{BadValue, IdxProblem, IoError, LibsvmProblem, Result};
 pub use readback::{read_column, read_column_vec, read_columns};

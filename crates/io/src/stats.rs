@@ -15,12 +15,16 @@ use std::path::Path;
 /// shards, threads or processes add up to those of one pass (equal to
 /// rounding).
 ///
-/// Rows are counted once for all columns: every row has a value in every
-/// column. Non-finite values are the caller's business (the readers refuse
-/// or skip them); a NaN would poison the mean and be ignored by min/max.
+/// [`count`](ColumnStats::count) counts rows. A non-finite value (NaN,
+/// ±Inf, or a null read as NaN) is a missing value: it is counted per
+/// column ([`missing`](ColumnStats::missing)) and left out of that column's
+/// mean, variance, minimum and maximum, which is what mean imputation
+/// needs. Without missing values the arithmetic is exactly that of
+/// statistics over complete rows.
 ///
-/// Memory: five numbers per column. Serialises with serde (min/max of an
-/// empty column are written as `null`).
+/// Memory: six numbers per column. Serialises with serde (min/max of an
+/// empty column are written as `null`; the missing counts only when some
+/// value was missing).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ColumnStats {
     names: Vec<String>,
@@ -31,6 +35,9 @@ pub struct ColumnStats {
     min: Vec<f64>,
     #[serde(with = "inf_as_null::negative")]
     max: Vec<f64>,
+    /// Missing values per column; empty while none was seen.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    missing: Vec<u64>,
 }
 
 impl ColumnStats {
@@ -45,7 +52,44 @@ impl ColumnStats {
             m2: vec![0.0; d],
             min: vec![f64::INFINITY; d],
             max: vec![f64::NEG_INFINITY; d],
+            missing: Vec::new(),
         }
+    }
+
+    /// Statistics from their parts (all of length `names.len()`).
+    pub(crate) fn from_parts(
+        names: Vec<String>,
+        count: u64,
+        mean: Vec<f64>,
+        m2: Vec<f64>,
+        min: Vec<f64>,
+        max: Vec<f64>,
+    ) -> Self {
+        ColumnStats { names, count, mean, m2, min, max, missing: Vec::new() }
+    }
+
+    /// The columns of `self` followed by those of `other`, e.g. numeric
+    /// columns and a [`Vocabulary`](crate::Vocabulary)'s indicator columns.
+    ///
+    /// # Panics
+    /// Both must count the same rows.
+    #[track_caller]
+    pub fn concat(&self, other: &ColumnStats) -> ColumnStats {
+        assert_eq!(self.count, other.count, "ColumnStats::concat: {} rows and {} rows", self.count, other.count);
+        let mut out = self.clone();
+        out.names.extend(other.names.iter().cloned());
+        out.mean.extend(&other.mean);
+        out.m2.extend(&other.m2);
+        out.min.extend(&other.min);
+        out.max.extend(&other.max);
+        if !self.missing.is_empty() || !other.missing.is_empty() {
+            out.missing = self.missing_or_zero().into_iter().chain(other.missing_or_zero()).collect();
+        }
+        out
+    }
+
+    fn missing_or_zero(&self) -> Vec<u64> {
+        if self.missing.is_empty() { vec![0; self.n_columns()] } else { self.missing.clone() }
     }
 
     /// Empty statistics for `n_columns` columns named `c0, c1, ...`.
@@ -68,7 +112,18 @@ impl ColumnStats {
         self.count
     }
 
-    /// Column means (0 when no row was seen).
+    /// Missing (non-finite) values per column.
+    pub fn missing(&self) -> Vec<u64> {
+        self.missing_or_zero()
+    }
+
+    /// Values present per column: [`count`](Self::count) minus
+    /// [`missing`](Self::missing).
+    pub fn present(&self) -> Vec<u64> {
+        self.missing_or_zero().into_iter().map(|m| self.count - m).collect()
+    }
+
+    /// Column means over present values (0 when there is none).
     pub fn mean(&self) -> &[f64] {
         &self.mean
     }
@@ -78,11 +133,10 @@ impl ColumnStats {
         &self.m2
     }
 
-    /// Population variances `M2 / n` (scikit-learn's `StandardScaler`
-    /// convention, `ddof = 0`); 0 when no row was seen.
+    /// Population variances `M2 / n` over present values (scikit-learn's
+    /// `StandardScaler` convention, `ddof = 0`); 0 when there is none.
     pub fn variance(&self) -> Vec<f64> {
-        let n = self.count as f64;
-        self.m2.iter().map(|&m2| if self.count == 0 { 0.0 } else { m2 / n }).collect()
+        self.m2.iter().zip(self.present()).map(|(&m2, n)| if n == 0 { 0.0 } else { m2 / n as f64 }).collect()
     }
 
     /// Population standard deviations, `sqrt(variance)`.
@@ -102,7 +156,7 @@ impl ColumnStats {
 
     /// Adds a block of rows, `x` of shape `(n_rows, n_columns)` in any layout.
     ///
-    /// Cost: two passes over `x`, `O(n_rows · n_columns)`, plus three
+    /// Cost: two passes over `x`, `O(n_rows · n_columns)`, plus a few
     /// allocations of `n_columns` numbers.
     ///
     /// # Panics
@@ -118,26 +172,36 @@ impl ColumnStats {
         let mut sum = vec![0.0; d];
         let mut lo = vec![f64::INFINITY; d];
         let mut hi = vec![f64::NEG_INFINITY; d];
+        let mut missing = vec![0u64; d];
         for row in x.rows() {
             for (j, &v) in row.iter().enumerate() {
+                if !v.is_finite() {
+                    missing[j] += 1;
+                    continue;
+                }
                 sum[j] += v;
                 lo[j] = lo[j].min(v);
                 hi[j] = hi[j].max(v);
             }
         }
-        let inv = 1.0 / n as f64;
-        let mean_b: Vec<f64> = sum.iter().map(|s| s * inv).collect();
+        let mean_b: Vec<f64> = sum
+            .iter()
+            .zip(&missing)
+            .map(|(s, &m)| if m as usize == n { 0.0 } else { s * (1.0 / (n as u64 - m) as f64) })
+            .collect();
         // Second pass: deviations from the block mean, which is what keeps M2
         // accurate where the textbook Σx² − n·x̄² cancels catastrophically.
         let mut m2_b = sum;
         m2_b.fill(0.0);
         for row in x.rows() {
             for (j, &v) in row.iter().enumerate() {
-                let dv = v - mean_b[j];
-                m2_b[j] += dv * dv;
+                if v.is_finite() {
+                    let dv = v - mean_b[j];
+                    m2_b[j] += dv * dv;
+                }
             }
         }
-        self.combine(n as u64, &mean_b, &m2_b, &lo, &hi);
+        self.combine(n as u64, &missing, &mean_b, &m2_b, &lo, &hi);
     }
 
     /// Adds `other`'s rows to `self`.
@@ -156,14 +220,27 @@ impl ColumnStats {
         if other.count == 0 {
             return;
         }
-        self.combine(other.count, &other.mean, &other.m2, &other.min, &other.max);
+        self.combine(other.count, &other.missing_or_zero(), &other.mean, &other.m2, &other.min, &other.max);
     }
 
-    fn combine(&mut self, nb: u64, mean_b: &[f64], m2_b: &[f64], lo: &[f64], hi: &[f64]) {
-        let na = self.count as f64;
-        let nbf = nb as f64;
-        let n = na + nbf;
-        for j in 0..self.n_columns() {
+    /// Chan et al.'s pairwise update, per column over its present values.
+    /// Without missing values `na`/`nb` are the row counts, as in the
+    /// row-wise rule.
+    fn combine(&mut self, nb: u64, missing_b: &[u64], mean_b: &[f64], m2_b: &[f64], lo: &[f64], hi: &[f64]) {
+        let d = self.n_columns();
+        if self.missing.is_empty() && missing_b.iter().any(|&m| m > 0) {
+            self.missing = vec![0; d];
+        }
+        for j in 0..d {
+            let na = (self.count - self.missing.get(j).copied().unwrap_or(0)) as f64;
+            let nbf = (nb - missing_b[j]) as f64;
+            if let Some(m) = self.missing.get_mut(j) {
+                *m += missing_b[j];
+            }
+            if nbf == 0.0 {
+                continue;
+            }
+            let n = na + nbf;
             let delta = mean_b[j] - self.mean[j];
             self.mean[j] += delta * (nbf / n);
             self.m2[j] += m2_b[j] + delta * delta * (na * nbf / n);
@@ -181,6 +258,8 @@ impl ColumnStats {
     pub fn select<S: AsRef<str>>(&self, columns: &[S], path: &Path) -> Result<ColumnStats> {
         let mut out = ColumnStats::new(columns.iter().map(|c| c.as_ref().to_string()));
         out.count = self.count;
+        let missing = self.missing_or_zero();
+        let mut out_missing = vec![0; columns.len()];
         for (k, c) in columns.iter().enumerate() {
             let c = c.as_ref();
             let j = self.names.iter().position(|n| n == c).ok_or_else(|| IoError::ColumnNotFound {
@@ -192,6 +271,10 @@ impl ColumnStats {
             out.m2[k] = self.m2[j];
             out.min[k] = self.min[j];
             out.max[k] = self.max[j];
+            out_missing[k] = missing[j];
+        }
+        if !self.missing.is_empty() {
+            out.missing = out_missing;
         }
         Ok(out)
     }
@@ -324,6 +407,37 @@ mod tests {
                 assert!((merged.m2()[j] - whole.m2()[j]).abs() <= 1e-9 * whole.m2()[j], "trial {trial}");
             }
         }
+    }
+
+    #[test]
+    fn missing_values_are_left_out_per_column_and_merge() {
+        let nan = f64::NAN;
+        let x = ndarray::array![[1.0, nan], [3.0, 4.0], [nan, 8.0], [5.0, f64::INFINITY]];
+        let mut st = ColumnStats::new(["a", "b"]);
+        st.update(x.view());
+        assert_eq!(st.count(), 4);
+        assert_eq!(st.missing(), [1, 2]);
+        assert_eq!(st.mean(), [3.0, 6.0]);
+        assert_eq!(st.variance(), [8.0 / 3.0, 4.0]);
+        assert_eq!((st.min(), st.max()), (&[1.0, 4.0][..], &[5.0, 8.0][..]));
+        // Row by row, merged, equals the block.
+        let mut merged = ColumnStats::new(["a", "b"]);
+        for i in 0..4 {
+            let mut one = ColumnStats::new(["a", "b"]);
+            one.update(x.slice(s![i..i + 1, ..]));
+            merged.merge(&one);
+        }
+        assert_eq!(merged.missing(), st.missing());
+        for j in 0..2 {
+            assert!((merged.mean()[j] - st.mean()[j]).abs() < 1e-15);
+            assert!((merged.m2()[j] - st.m2()[j]).abs() < 1e-12);
+        }
+        let json = serde_json::to_string(&st).unwrap();
+        assert_eq!(serde_json::from_str::<ColumnStats>(&json).unwrap(), st);
+        // Complete data serialises as before (no "missing" key).
+        let mut full = ColumnStats::new(["a"]);
+        full.update(ndarray::array![[1.0]].view());
+        assert!(!serde_json::to_string(&full).unwrap().contains("missing"));
     }
 
     #[test]

@@ -16,18 +16,23 @@
 //!   `prediction` (`Float64`), `target` (`Float64`) if enabled, and one
 //!   `score_<class>` (`Float64`) per class if classes are given.
 //!
-//! All files are snappy-compressed, with row groups of at most
+//! Feature and prediction files may also carry input columns unchanged
+//! ("keep" columns, e.g. an identifier to join predictions back on), after
+//! all other columns, under their input names and types.
+//!
+//! Files are compressed with [`DEFAULT_COMPRESSION`] (zstd) unless the
+//! options say otherwise ([`Compression`]), with row groups of at most
 //! [`DEFAULT_ROW_GROUP_ROWS`] rows and column statistics (min/max) enabled.
 
+use crate::compression::{Compression, DEFAULT_COMPRESSION};
 use crate::error::{IoError, Result};
 use crate::reader::RowIds;
 use arrow::array::{ArrayRef, Float32Array, Float64Array, ListArray, RecordBatch, UInt32Array, UInt64Array};
 use arrow::buffer::OffsetBuffer;
-use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use arrow::datatypes::{DataType, Field, FieldRef, Schema, SchemaRef};
 use kapprox_core::SparseRowsView;
 use ndarray::{ArrayView1, ArrayView2};
 use parquet::arrow::ArrowWriter;
-use parquet::basic::Compression;
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use std::fs::File;
@@ -83,15 +88,25 @@ impl std::fmt::Debug for AtomicParquetWriter {
     }
 }
 
-/// The writer properties kapprox uses: snappy, row groups of at most
+/// The writer properties kapprox uses: [`DEFAULT_COMPRESSION`], row groups of at most
 /// `row_group_rows` rows, page-level statistics, and the given footer
 /// key-value metadata. Dictionary encoding pays off for input data with
 /// repeated values (binary or categorical columns) but never for continuous
 /// features, where the writer would build and discard a 1 MiB dictionary
 /// per column chunk.
 pub(crate) fn writer_properties(row_group_rows: usize, kv: Vec<KeyValue>, dictionary: bool) -> WriterProperties {
+    writer_properties_with(row_group_rows, kv, dictionary, DEFAULT_COMPRESSION)
+}
+
+/// [`writer_properties`] with another compression.
+pub(crate) fn writer_properties_with(
+    row_group_rows: usize,
+    kv: Vec<KeyValue>,
+    dictionary: bool,
+    compression: Compression,
+) -> WriterProperties {
     WriterProperties::builder()
-        .set_compression(Compression::SNAPPY)
+        .set_compression(compression.to_parquet())
         .set_dictionary_enabled(dictionary)
         .set_max_row_group_row_count(Some(row_group_rows))
         .set_statistics_enabled(EnabledStatistics::Page)
@@ -114,8 +129,9 @@ impl AtomicParquetWriter {
         schema: SchemaRef,
         row_group_rows: usize,
         kv: Vec<(String, String)>,
+        compression: Compression,
     ) -> Result<Self> {
-        Self::open(path.as_ref(), schema, row_group_rows, kv, false)
+        Self::open(path.as_ref(), schema, row_group_rows, kv, false, compression)
     }
 
     /// Starts writing `path` with row groups of at most `row_group_rows`
@@ -129,7 +145,22 @@ impl AtomicParquetWriter {
         row_group_rows: usize,
         kv: Vec<(String, String)>,
     ) -> Result<Self> {
-        Self::open(path.as_ref(), schema, row_group_rows, kv, true)
+        Self::create_compressed(path, schema, row_group_rows, kv, DEFAULT_COMPRESSION)
+    }
+
+    /// [`create_with`](Self::create_with) with another compression than
+    /// [`DEFAULT_COMPRESSION`].
+    ///
+    /// # Errors
+    /// As [`create_with`](Self::create_with).
+    pub fn create_compressed(
+        path: impl AsRef<Path>,
+        schema: SchemaRef,
+        row_group_rows: usize,
+        kv: Vec<(String, String)>,
+        compression: Compression,
+    ) -> Result<Self> {
+        Self::open(path.as_ref(), schema, row_group_rows, kv, true, compression)
     }
 
     fn open(
@@ -138,6 +169,7 @@ impl AtomicParquetWriter {
         row_group_rows: usize,
         kv: Vec<(String, String)>,
         dictionary: bool,
+        compression: Compression,
     ) -> Result<Self> {
         if row_group_rows == 0 {
             return Err(IoError::InvalidOption {
@@ -150,7 +182,7 @@ impl AtomicParquetWriter {
         let tmp = temporary_path(&path);
         let file = File::create(&tmp).map_err(|e| IoError::os(&tmp, "cannot create", e))?;
         let kv = kv.into_iter().map(|(k, v)| KeyValue::new(k, v)).collect();
-        let props = writer_properties(row_group_rows, kv, dictionary);
+        let props = writer_properties_with(row_group_rows, kv, dictionary, compression);
         let writer = match ArrowWriter::try_new(file, schema.clone(), Some(props)) {
             Ok(w) => w,
             Err(error) => {
@@ -245,6 +277,8 @@ pub enum FeatureDtype {
 /// | `row_id` | `true` | write the `row_id` column |
 /// | `carried` | none | extra `Float64` columns, e.g. the label |
 /// | `row_group_rows` | [`DEFAULT_ROW_GROUP_ROWS`] | rows per row group |
+/// | `compression` | [`DEFAULT_COMPRESSION`] | codec of the file |
+/// | `keep` | none | input columns carried unchanged (fields from the input schema) |
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct FeatureFileOptions {
@@ -256,6 +290,10 @@ pub struct FeatureFileOptions {
     pub carried: Vec<String>,
     /// Maximum rows per row group.
     pub row_group_rows: usize,
+    /// Codec.
+    pub compression: Compression,
+    /// Kept input columns, written last.
+    pub keep: Vec<FieldRef>,
 }
 
 impl Default for FeatureFileOptions {
@@ -265,6 +303,8 @@ impl Default for FeatureFileOptions {
             row_id: true,
             carried: Vec::new(),
             row_group_rows: DEFAULT_ROW_GROUP_ROWS,
+            compression: DEFAULT_COMPRESSION,
+            keep: Vec::new(),
         }
     }
 }
@@ -299,12 +339,28 @@ impl FeatureFileOptions {
         self
     }
 
-    fn carried_fields(&self) -> Vec<Field> {
+    /// Codec of the file. Default [`DEFAULT_COMPRESSION`].
+    pub fn with_compression(mut self, compression: Compression) -> Self {
+        self.compression = compression;
+        self
+    }
+
+    /// Input columns carried unchanged, e.g. the fields of
+    /// [`Dataset::schema`](crate::Dataset::schema) named by
+    /// [`ReadOptions::keep`](crate::ReadOptions::keep); their arrays are
+    /// given to `write_with_kept`. None by default.
+    pub fn with_keep(mut self, fields: impl IntoIterator<Item = FieldRef>) -> Self {
+        self.keep = fields.into_iter().collect();
+        self
+    }
+
+    fn carried_fields(&self) -> Vec<FieldRef> {
         let mut f = Vec::new();
         if self.row_id {
-            f.push(Field::new(ROW_ID_COLUMN, DataType::UInt64, false));
+            f.push(Arc::new(Field::new(ROW_ID_COLUMN, DataType::UInt64, false)));
         }
-        f.extend(self.carried.iter().map(|c| Field::new(c, DataType::Float64, false)));
+        f.extend(self.carried.iter().map(|c| Arc::new(Field::new(c, DataType::Float64, false))));
+        f.extend(kept_fields(&self.keep));
         f
     }
 
@@ -336,6 +392,30 @@ impl FeatureFileOptions {
     }
 }
 
+/// Kept fields as written: nullable, since a skipped row never reaches the
+/// file but a null in an identifier may.
+fn kept_fields(keep: &[FieldRef]) -> impl Iterator<Item = FieldRef> + '_ {
+    keep.iter().map(|f| Arc::new(f.as_ref().clone().with_nullable(true)))
+}
+
+/// Appends the kept arrays after checking their count and lengths (types
+/// are checked against the schema when the batch is written).
+fn push_kept(path: &Path, fields: &[FieldRef], n: usize, kept: &[ArrayRef], out: &mut Vec<ArrayRef>) -> Result<()> {
+    check_len(path, "kept columns", fields.len(), kept.len())?;
+    for a in kept {
+        check_len(path, "rows of a kept column", n, a.len())?;
+        out.push(a.clone());
+    }
+    Ok(())
+}
+
+/// A schema, refusing a kept column whose name another column has.
+fn schema_of(path: &Path, fields: Vec<FieldRef>) -> Result<SchemaRef> {
+    let names: Vec<String> = fields.iter().map(|f| f.name().clone()).collect();
+    crate::dataset::check_unique(path, &names)?;
+    Ok(Arc::new(Schema::new(fields)))
+}
+
 fn check_len(path: &Path, what: &'static str, expected: usize, found: usize) -> Result<()> {
     if expected != found {
         return Err(IoError::BatchShape { path: path.to_path_buf(), what, expected, found });
@@ -365,21 +445,36 @@ impl DenseFeatureWriter {
             FeatureDtype::F64 => DataType::Float64,
             FeatureDtype::F32 => DataType::Float32,
         };
-        let mut fields: Vec<Field> = (0..n_features).map(|j| Field::new(format!("z{j}"), dt.clone(), false)).collect();
+        let mut fields: Vec<FieldRef> =
+            (0..n_features).map(|j| Arc::new(Field::new(format!("z{j}"), dt.clone(), false))).collect();
         fields.extend(opts.carried_fields());
-        let schema = Arc::new(Schema::new(fields));
-        let inner = AtomicParquetWriter::create_plain(path, schema.clone(), opts.row_group_rows, Vec::new())?;
+        let schema = schema_of(path.as_ref(), fields)?;
+        let inner =
+            AtomicParquetWriter::create_plain(path, schema.clone(), opts.row_group_rows, Vec::new(), opts.compression)?;
         Ok(DenseFeatureWriter { inner, schema, n_features, opts })
     }
 
     /// Appends rows: `z` of shape `(n_rows, l)`, `row_ids` (required when the
     /// file has a `row_id` column) and one `(n_rows,)` view per carried
-    /// column.
+    /// column. For a file with kept columns use
+    /// [`write_with_kept`](Self::write_with_kept).
     pub fn write(
         &mut self,
         z: ArrayView2<'_, f64>,
         row_ids: Option<&RowIds>,
         carried: &[ArrayView1<'_, f64>],
+    ) -> Result<()> {
+        self.write_with_kept(z, row_ids, carried, &[])
+    }
+
+    /// [`write`](Self::write) plus one array per kept column
+    /// ([`Chunk::keep`](crate::Chunk::keep)).
+    pub fn write_with_kept(
+        &mut self,
+        z: ArrayView2<'_, f64>,
+        row_ids: Option<&RowIds>,
+        carried: &[ArrayView1<'_, f64>],
+        kept: &[ArrayRef],
     ) -> Result<()> {
         let path = self.inner.path().to_path_buf();
         check_len(&path, "feature columns", self.n_features, z.ncols())?;
@@ -392,6 +487,7 @@ impl DenseFeatureWriter {
             });
         }
         self.opts.carried_arrays(&path, n, row_ids, carried, &mut cols)?;
+        push_kept(&path, &self.opts.keep, n, kept, &mut cols)?;
         let b = batch(&path, &self.schema, cols)?;
         self.inner.write(&b)
     }
@@ -422,14 +518,14 @@ impl SparseFeatureWriter {
     pub fn create(path: impl AsRef<Path>, n_cols: usize, opts: FeatureFileOptions) -> Result<Self> {
         let item_u32 = Arc::new(Field::new("item", DataType::UInt32, false));
         let item_f64 = Arc::new(Field::new("item", DataType::Float64, false));
-        let mut fields = vec![
-            Field::new(INDICES_COLUMN, DataType::List(item_u32), false),
-            Field::new(VALUES_COLUMN, DataType::List(item_f64), false),
+        let mut fields: Vec<FieldRef> = vec![
+            Arc::new(Field::new(INDICES_COLUMN, DataType::List(item_u32), false)),
+            Arc::new(Field::new(VALUES_COLUMN, DataType::List(item_f64), false)),
         ];
         fields.extend(opts.carried_fields());
-        let schema = Arc::new(Schema::new(fields));
+        let schema = schema_of(path.as_ref(), fields)?;
         let kv = vec![(N_COLS_KEY.to_string(), n_cols.to_string())];
-        let inner = AtomicParquetWriter::create_plain(path, schema.clone(), opts.row_group_rows, kv)?;
+        let inner = AtomicParquetWriter::create_plain(path, schema.clone(), opts.row_group_rows, kv, opts.compression)?;
         Ok(SparseFeatureWriter { inner, schema, n_cols, opts })
     }
 
@@ -440,6 +536,17 @@ impl SparseFeatureWriter {
         z: SparseRowsView<'_>,
         row_ids: Option<&RowIds>,
         carried: &[ArrayView1<'_, f64>],
+    ) -> Result<()> {
+        self.write_with_kept(z, row_ids, carried, &[])
+    }
+
+    /// [`write`](Self::write) plus one array per kept column.
+    pub fn write_with_kept(
+        &mut self,
+        z: SparseRowsView<'_>,
+        row_ids: Option<&RowIds>,
+        carried: &[ArrayView1<'_, f64>],
+        kept: &[ArrayRef],
     ) -> Result<()> {
         let path = self.inner.path().to_path_buf();
         check_len(&path, "dense columns of the sparse rows", self.n_cols, z.n_cols)?;
@@ -458,6 +565,7 @@ impl SparseFeatureWriter {
             Arc::new(ListArray::new(field(1), offsets, Arc::new(val), None)),
         ];
         self.opts.carried_arrays(&path, n, row_ids, carried, &mut cols)?;
+        push_kept(&path, &self.opts.keep, n, kept, &mut cols)?;
         let b = batch(&path, &self.schema, cols)?;
         self.inner.write(&b)
     }
@@ -480,6 +588,8 @@ impl SparseFeatureWriter {
 /// |---|---|---|
 /// | `target` | `false` | write the true target next to the prediction |
 /// | `classes` | none | class names, one `score_<class>` column each |
+/// | `compression` | [`DEFAULT_COMPRESSION`] | codec of the file |
+/// | `keep` | none | input columns carried unchanged, written last |
 #[derive(Clone, Debug, Default, PartialEq)]
 #[non_exhaustive]
 pub struct PredictionFileOptions {
@@ -487,12 +597,30 @@ pub struct PredictionFileOptions {
     pub target: bool,
     /// Class names for `score_<class>` columns.
     pub classes: Vec<String>,
+    /// Codec.
+    pub compression: Compression,
+    /// Kept input columns.
+    pub keep: Vec<FieldRef>,
 }
 
 impl PredictionFileOptions {
     /// The defaults (prediction and row id only).
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Codec of the file. Default [`DEFAULT_COMPRESSION`].
+    pub fn with_compression(mut self, compression: Compression) -> Self {
+        self.compression = compression;
+        self
+    }
+
+    /// Input columns carried unchanged (see
+    /// [`FeatureFileOptions::with_keep`]); their arrays are given to
+    /// [`PredictionWriter::write_with_kept`]. None by default.
+    pub fn with_keep(mut self, fields: impl IntoIterator<Item = FieldRef>) -> Self {
+        self.keep = fields.into_iter().collect();
+        self
     }
 
     /// Whether to write `target`. Disabled by default.
@@ -519,18 +647,24 @@ pub struct PredictionWriter {
 impl PredictionWriter {
     /// Starts writing predictions to `path`.
     pub fn create(path: impl AsRef<Path>, opts: PredictionFileOptions) -> Result<Self> {
-        let mut fields = vec![
-            Field::new(ROW_ID_COLUMN, DataType::UInt64, false),
-            Field::new(PREDICTION_COLUMN, DataType::Float64, false),
-        ];
+        let float = |name: String| Arc::new(Field::new(name, DataType::Float64, false));
+        let mut fields: Vec<FieldRef> =
+            vec![Arc::new(Field::new(ROW_ID_COLUMN, DataType::UInt64, false)), float(PREDICTION_COLUMN.into())];
         if opts.target {
-            fields.push(Field::new(TARGET_COLUMN, DataType::Float64, false));
+            fields.push(float(TARGET_COLUMN.into()));
         }
         for c in &opts.classes {
-            fields.push(Field::new(format!("{SCORE_PREFIX}{c}"), DataType::Float64, false));
+            fields.push(float(format!("{SCORE_PREFIX}{c}")));
         }
-        let schema = Arc::new(Schema::new(fields));
-        let inner = AtomicParquetWriter::create_plain(path, schema.clone(), DEFAULT_ROW_GROUP_ROWS, Vec::new())?;
+        fields.extend(kept_fields(&opts.keep));
+        let schema = schema_of(path.as_ref(), fields)?;
+        let inner = AtomicParquetWriter::create_plain(
+            path,
+            schema.clone(),
+            DEFAULT_ROW_GROUP_ROWS,
+            Vec::new(),
+            opts.compression,
+        )?;
         Ok(PredictionWriter { inner, schema, opts })
     }
 
@@ -542,6 +676,19 @@ impl PredictionWriter {
         prediction: ArrayView1<'_, f64>,
         target: Option<ArrayView1<'_, f64>>,
         scores: Option<ArrayView2<'_, f64>>,
+    ) -> Result<()> {
+        self.write_with_kept(row_ids, prediction, target, scores, &[])
+    }
+
+    /// [`write`](Self::write) plus one array per kept column
+    /// ([`Chunk::keep`](crate::Chunk::keep)).
+    pub fn write_with_kept(
+        &mut self,
+        row_ids: &RowIds,
+        prediction: ArrayView1<'_, f64>,
+        target: Option<ArrayView1<'_, f64>>,
+        scores: Option<ArrayView2<'_, f64>>,
+        kept: &[ArrayRef],
     ) -> Result<()> {
         let path = self.inner.path().to_path_buf();
         let n = row_ids.len();
@@ -569,6 +716,7 @@ impl PredictionWriter {
                 cols.push(Arc::new(Float64Array::from_iter_values(col.iter().copied())));
             }
         }
+        push_kept(&path, &self.opts.keep, n, kept, &mut cols)?;
         let b = batch(&path, &self.schema, cols)?;
         self.inner.write(&b)
     }

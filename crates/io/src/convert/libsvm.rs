@@ -85,7 +85,7 @@ impl Libsvm {
         })?;
         match self.nan_policy {
             _ if v.is_finite() => Ok(Some(v)),
-            NanPolicy::Keep => Ok(Some(v)),
+            NanPolicy::Keep | NanPolicy::Impute => Ok(Some(v)),
             NanPolicy::Skip => Ok(None),
             NanPolicy::Refuse => Err(IoError::NonFiniteText {
                 path: self.path.clone(),

@@ -224,7 +224,7 @@ fn every_numeric_arrow_type_reads_as_f64_and_others_are_refused() {
     assert_eq!(
         err,
         format!(
-            "{}: column \"name\" has type Utf8, expected a numeric type (float, integer or boolean)",
+            "{}: column \"name\" has type Utf8 (text), expected a number; name it in --categorical to one-hot encode it, or in --exclude to leave it out",
             path.display()
         )
     );
@@ -296,12 +296,24 @@ fn open_refuses_missing_empty_truncated_and_mismatched_inputs() {
     let c: Vec<ArrayRef> = vec![Arc::new(Float64Array::from(vec![1.0])), Arc::new(Int64Array::from(vec![1]))];
     w.write(&RecordBatch::try_new(schema, c).unwrap()).unwrap();
     w.finish().unwrap();
+    // Float64 in one shard, Int64 in the other: the same kind, reconciled.
+    let ds = Dataset::open(&mixed).unwrap();
+    let x = kapprox_io::read_columns(&mixed, &["c1"]).unwrap();
+    assert_eq!((ds.n_rows(), x[[50, 0]]), (51, 1.0));
+    // A string where the first shard has a number: refused, naming both files.
+    let schema =
+        Arc::new(Schema::new(vec![Field::new("c0", DataType::Float64, true), Field::new("c1", DataType::Utf8, true)]));
+    let mut w = AtomicParquetWriter::create(mixed.join("part-00002.parquet"), schema.clone()).unwrap();
+    let c: Vec<ArrayRef> =
+        vec![Arc::new(Float64Array::from(vec![1.0])), Arc::new(arrow::array::StringArray::from(vec!["a"]))];
+    w.write(&RecordBatch::try_new(schema, c).unwrap()).unwrap();
+    w.finish().unwrap();
     let err = Dataset::open(&mixed).unwrap_err().to_string();
     assert_eq!(
         err,
         format!(
-            "{}: column \"c1\": expected type Float64 as in {}, found type Int64",
-            mixed.join("part-00001.parquet").display(),
+            "{}: column \"c1\": expected type Float64 as in {}, found type Utf8",
+            mixed.join("part-00002.parquet").display(),
             mixed.join("part-00000.parquet").display()
         )
     );
