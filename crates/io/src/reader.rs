@@ -757,6 +757,21 @@ fn decode_error(shard: &OpenShard, row_group: usize, column: Option<String>, err
     IoError::Decode { path: shard.path(), row_group, column, error }
 }
 
+/// Runs the parquet decoder, turning a panic into an error: some damaged
+/// pages make the parquet crate panic instead of failing (e.g. a
+/// dictionary-encoded page without a dictionary page), and a damaged file
+/// is bad input, not a bug.
+fn guarded<T>(decode: impl FnOnce() -> std::result::Result<T, ArrowError>) -> std::result::Result<T, ArrowError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(decode)).unwrap_or_else(|payload| {
+        let msg = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        Err(ArrowError::ParquetError(format!("corrupt data, the decoder gave up: {msg}")))
+    })
+}
+
 /// Re-decodes the row group column by column to name the one that fails.
 /// Only runs on the error path.
 fn failing_column(shard: &OpenShard, row_group: usize) -> Option<String> {
@@ -764,15 +779,19 @@ fn failing_column(shard: &OpenShard, row_group: usize) -> Option<String> {
     for c in shard.spec.columns.iter().chain(shard.spec.label.iter()) {
         let root = schema.index_of(c).ok()?;
         let mask = ProjectionMask::roots(shard.meta.arrow.metadata().file_metadata().schema_descr(), [root]);
-        let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(shard.bytes.clone(), shard.meta.arrow.clone())
-            .with_row_groups(vec![row_group])
-            .with_projection(mask)
-            .with_batch_size(shard.spec.chunk_rows)
-            .build();
-        let failed = match reader {
-            Err(_) => true,
-            Ok(mut r) => r.any(|b| b.is_err()),
-        };
+        let failed = guarded(|| {
+            let reader =
+                ParquetRecordBatchReaderBuilder::new_with_metadata(shard.bytes.clone(), shard.meta.arrow.clone())
+                    .with_row_groups(vec![row_group])
+                    .with_projection(mask)
+                    .with_batch_size(shard.spec.chunk_rows)
+                    .build();
+            Ok(match reader {
+                Err(_) => true,
+                Ok(mut r) => r.any(|b| b.is_err()),
+            })
+        })
+        .unwrap_or(true);
         if failed {
             return Some(c.clone());
         }
@@ -788,12 +807,14 @@ fn decode_row_group(shard: &OpenShard, row_group: usize, tx: &Sender<Result<Piec
     let rg_start = meta.row_group_starts[row_group];
     let rg_end = meta.row_group_starts[row_group + 1];
     let c = spec.chunk_rows as u64;
-    let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(shard.bytes.clone(), meta.arrow.clone())
-        .with_row_groups(vec![row_group])
-        .with_projection(shard.projection.clone())
-        .with_batch_size(spec.chunk_rows)
-        .build()
-        .map_err(|e| decode_error(shard, row_group, failing_column(shard, row_group), e.into()))?;
+    let mut reader = guarded(|| {
+        Ok(ParquetRecordBatchReaderBuilder::new_with_metadata(shard.bytes.clone(), meta.arrow.clone())
+            .with_row_groups(vec![row_group])
+            .with_projection(shard.projection.clone())
+            .with_batch_size(spec.chunk_rows)
+            .build()?)
+    })
+    .map_err(|e| decode_error(shard, row_group, failing_column(shard, row_group), e))?;
     let batch_schema = arrow::array::RecordBatchReader::schema(&reader);
     let positions: Vec<usize> = spec
         .columns
@@ -804,8 +825,9 @@ fn decode_row_group(shard: &OpenShard, row_group: usize, tx: &Sender<Result<Piec
     let d = spec.columns.len();
     let mut cur = rg_start;
     let mut piece: Option<PieceBuf> = None;
-    for batch in reader {
-        let batch = batch.map_err(|e| decode_error(shard, row_group, failing_column(shard, row_group), e))?;
+    while let Some(batch) = guarded(|| reader.next().transpose())
+        .map_err(|e| decode_error(shard, row_group, failing_column(shard, row_group), e))?
+    {
         let cols: Vec<NumColumn<'_>> =
             positions.iter().map(|&p| NumColumn::new(batch.column(p))).collect::<Option<_>>().ok_or_else(|| {
                 // The schema was checked at open, so only a writer that lies

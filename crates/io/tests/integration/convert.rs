@@ -315,7 +315,7 @@ fn output_directory_is_refused_replaced_or_left_alone() {
     run(&input, &out, &ConvertOptions::new()).unwrap();
     let err = run(&input, &out, &ConvertOptions::new()).unwrap_err();
     assert!(matches!(err, IoError::OutputExists { .. }));
-    assert_contains(&err.to_string(), &["output directory exists and is not empty"]);
+    assert_contains(&err.to_string(), &["out: output exists", "(pass --overwrite to replace it)"]);
     std::fs::write(&input, "a,b\n3,4\n5,6\n").unwrap();
     run(&input, &out, &ConvertOptions::new().with_overwrite(true)).unwrap();
     assert_eq!(read_back(&out).1.nrows(), 2);
