@@ -85,4 +85,4 @@ pub use orf::Orf;
 pub use qmc::Qmc;
 pub use rff::Rff;
 pub use sorf::Sorf;
-pub use spec::{Form, MapSpec, Tensors};
+pub use spec::{Form, MAX_COMPONENTS, MAX_GRIDS, MAX_INPUT, MapSpec, Tensors};

@@ -59,6 +59,10 @@ pub enum TefmKind {
 /// Default number of power iterations `q` ([`TefmParams::new`]).
 pub const DEFAULT_POWER_ITERATIONS: usize = 1;
 
+/// Most power iterations `q`: 64. Each costs a pass (or a `d × d` product)
+/// and the range converges in a handful; more is a mistake.
+pub const MAX_POWER_ITERATIONS: usize = 64;
+
 /// How a TEFM basis `Q` is (or was) built: the recipe the orchestration
 /// follows, stored with the model for provenance.
 ///
@@ -96,8 +100,15 @@ impl TefmParams {
     /// Checks the recipe against a base map of output dimension `d`.
     ///
     /// # Errors
-    /// `n_components` outside `1..=d`.
+    /// `n_components` outside `1..=d`; more than [`MAX_POWER_ITERATIONS`].
     pub fn check(&self, n_base_features: usize) -> Result<()> {
+        if self.power_iterations > MAX_POWER_ITERATIONS {
+            return Err(FeatureError::InvalidParameter {
+                name: "power",
+                value: self.power_iterations.to_string(),
+                expected: "at most 64 power iterations (a few suffice)",
+            });
+        }
         if self.n_components == 0 || self.n_components > n_base_features {
             return Err(FeatureError::InvalidParameter {
                 name: "features",
