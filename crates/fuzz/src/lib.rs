@@ -105,22 +105,41 @@ pub fn signature(outcome: &Outcome, scratch: &Path) -> String {
         Outcome::Refused(m) | Outcome::Panicked(m) => m.replace(&scratch.display().to_string(), "<dir>"),
     };
     let mut shape = String::with_capacity(msg.len());
-    let mut quoted = false;
+    // A word with a digit in it (a number, a line:column) or that could be
+    // a hex byte is blanked whole.
+    let mut word = String::new();
+    let flush = |word: &mut String, shape: &mut String| {
+        let hex_byte = word.len() == 2 && word.bytes().all(|b| matches!(b, b'a'..=b'f'));
+        if hex_byte || word.bytes().any(|b| b.is_ascii_digit()) {
+            shape.push('#');
+        } else {
+            shape.push_str(word);
+        }
+        word.clear();
+    };
+    let (mut quoted, mut escaped) = (false, false);
     for c in msg.chars() {
-        match c {
-            '"' => {
-                quoted = !quoted;
-                shape.push('"');
-            }
-            _ if quoted => {}
-            c if c.is_ascii_digit() => {
-                if !shape.ends_with('#') {
-                    shape.push('#');
+        if quoted {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => {
+                    quoted = false;
+                    shape.push('"');
                 }
+                _ => {}
             }
-            c => shape.push(c),
+        } else if c.is_ascii_alphanumeric() {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut shape);
+            if c == '"' {
+                quoted = true;
+            }
+            shape.push(c);
         }
     }
+    flush(&mut word, &mut shape);
     shape
 }
 
@@ -186,6 +205,7 @@ pub fn run(target: &Target, scratch: &Path, cfg: &RunConfig) -> RunReport {
     let mut corpus = seeds(target);
     let mut shapes = HashSet::new();
     let mut report = RunReport::default();
+    let show_shapes = std::env::var_os("KAPPROX_FUZZ_SHAPES").is_some();
     // The seeds themselves first, then mutants.
     let mut queue: Vec<Vec<u8>> = corpus.iter().rev().cloned().collect();
     if corpus.is_empty() {
@@ -209,8 +229,15 @@ pub fn run(target: &Target, scratch: &Path, cfg: &RunConfig) -> RunReport {
             Outcome::Accepted => report.accepted += 1,
             Outcome::Refused(_) => report.refused += 1,
         }
-        if shapes.insert(signature(&outcome, scratch)) && corpus.len() < MAX_CORPUS {
-            corpus.push(input);
+        let shape = signature(&outcome, scratch);
+        if !shapes.contains(&shape) {
+            if show_shapes {
+                eprintln!("new shape: {shape}");
+            }
+            shapes.insert(shape);
+            if corpus.len() < MAX_CORPUS {
+                corpus.push(input);
+            }
         }
     }
     report.corpus = corpus.len();
@@ -230,5 +257,7 @@ mod tests {
         assert_eq!(signature(&a, dir), signature(&b, dir));
         assert_eq!(signature(&a, dir), "<dir>/in.csv:#:#: column \"\": expected a number, found \"\"");
         assert_eq!(signature(&Outcome::Accepted, dir), "accepted");
+        let escaped = Outcome::Refused(r#"x: found "a\"b,c" here"#.into());
+        assert_eq!(signature(&escaped, dir), "x: found \"\" here");
     }
 }
