@@ -343,6 +343,18 @@ pub enum IoError {
         relation: Overlap,
     },
 
+    /// Overwriting would replace a directory with a file or a file with a
+    /// directory (a mistyped path more likely than a wish).
+    #[error("{}: output exists as {existing}; expected {wanted} (remove it first to replace it)", path.display())]
+    OutputKind {
+        /// The output.
+        path: PathBuf,
+        /// What is there: "a directory" or "a file".
+        existing: &'static str,
+        /// What would be written.
+        wanted: &'static str,
+    },
+
     /// Another run put an output in place while this one was writing.
     #[error(
         "{}: another run created this output while this one was writing; nothing was replaced (pass --overwrite to replace it)",

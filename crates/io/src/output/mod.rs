@@ -177,7 +177,9 @@ impl StagedOutput {
     /// # Errors
     /// [`IoError::BadOutputPath`] for a path without a final name;
     /// [`IoError::OutputIsInput`]; [`IoError::OutputExists`] without
-    /// `overwrite`; the staging area cannot be created.
+    /// `overwrite`; [`IoError::OutputKind`] when overwriting would replace a
+    /// file with a directory or the reverse; the staging area cannot be
+    /// created.
     pub fn directory(target: impl AsRef<Path>, opts: &OutputOptions) -> Result<StagedOutput> {
         Self::stage(target.as_ref(), OutputKind::Directory, opts)
     }
@@ -186,7 +188,9 @@ impl StagedOutput {
         let name = target.file_name().ok_or_else(|| IoError::BadOutputPath { path: target.to_path_buf() })?;
         let name = name.to_string_lossy().into_owned();
         alias::check(target, &opts.inputs)?;
-        if !opts.overwrite {
+        if opts.overwrite {
+            refuse_other_kind(target, kind)?;
+        } else {
             refuse_existing(target, kind)?;
         }
         let parent = parent_dir(target);
@@ -307,6 +311,21 @@ fn refuse_existing(target: &Path, kind: OutputKind) -> Result<()> {
         Ok(md) if kind == OutputKind::Directory && md.is_dir() && is_empty_dir(target) => Ok(()),
         Ok(_) => Err(IoError::OutputExists { path: target.to_path_buf() }),
     }
+}
+
+/// Refuses to replace a directory with a file or a file with a directory.
+fn refuse_other_kind(target: &Path, kind: OutputKind) -> Result<()> {
+    let Ok(md) = std::fs::metadata(target) else { return Ok(()) };
+    let name = |dir: bool| if dir { "a directory" } else { "a file" };
+    let wanted = kind == OutputKind::Directory;
+    if md.is_dir() != wanted {
+        return Err(IoError::OutputKind {
+            path: target.to_path_buf(),
+            existing: name(md.is_dir()),
+            wanted: name(wanted),
+        });
+    }
+    Ok(())
 }
 
 /// The name of staging areas for `name` start with `.<short name>.`.
