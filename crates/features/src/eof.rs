@@ -130,6 +130,76 @@ fn invalid(name: &'static str, value: impl ToString, expected: &'static str) -> 
     FeatureError::InvalidParameter { name, value: value.to_string(), expected }
 }
 
+/// The sparse-grid level of `spec` and its feature budget (`None` for a
+/// whole level), checked as [`Eof::new`] documents.
+fn level_of(spec: &EofSpec) -> Result<(u32, Option<u64>)> {
+    if !(spec.omega.is_finite() && spec.omega > 0.0) {
+        return Err(invalid("omega", spec.omega, "a finite ω > 0"));
+    }
+    let d = spec.n_input;
+    if d == 0 {
+        return Err(invalid("n_input", 0, "at least one input column"));
+    }
+    let basis = spec.basis;
+    let at = |n: u32| Levels::new(basis, n);
+    let admissible = |n: u32| {
+        n >= basis.min_level()
+            && n <= MAX_LEVEL
+            && grid::count_features(d, at(n)) <= u32::MAX as u128
+            && grid::count_blocks(d, at(n)) <= MAX_NNZ_PER_ROW as u128
+    };
+    let (level, budget) = match spec.size {
+        EofSize::Level(n) => {
+            if !admissible(n) {
+                return Err(invalid(
+                    "level",
+                    n,
+                    match basis {
+                        EofBasis::Centred | EofBasis::Boundary => {
+                            "a level with fewer than 2^32 features and at most 2^20 non-zeros per row"
+                        }
+                        EofBasis::Paper => {
+                            "a level of at least 1 with fewer than 2^32 features and at most 2^20 non-zeros per row"
+                        }
+                    },
+                ));
+            }
+            (n, None)
+        }
+        EofSize::Budget(m) => {
+            let too_large =
+                || invalid("features", m, "a budget between 1 and |S_n| of a level with fewer than 2^32 features");
+            if m == 0 {
+                return Err(too_large());
+            }
+            let n = (basis.min_level()..=MAX_LEVEL)
+                .find(|&n| grid::count_features(d, at(n)) >= m as u128)
+                .ok_or_else(too_large)?;
+            if !admissible(n) {
+                return Err(too_large());
+            }
+            (n, Some(m as u64))
+        }
+    };
+    Ok((level, budget))
+}
+
+impl EofSpec {
+    /// The parameter memory of the map this spec builds, in bytes, from
+    /// counts alone (nothing is enumerated): 28 bytes per block of the
+    /// level and a quarter byte per candidate function (see [`Eof`]).
+    ///
+    /// # Errors
+    /// As [`Eof::new`].
+    pub fn parameter_bytes(&self) -> Result<u64> {
+        let (level, _) = level_of(self)?;
+        let levels = Levels::new(self.basis, level);
+        let blocks = grid::count_blocks(self.n_input, levels);
+        let features = grid::count_features(self.n_input, levels);
+        Ok(u64::try_from(28 * blocks + features / 4).unwrap_or(u64::MAX))
+    }
+}
+
 impl Eof {
     /// Builds the map of `spec`.
     ///
@@ -140,54 +210,9 @@ impl Eof {
     /// (`level`), and a budget of 0 or larger than `|S_n|` of every
     /// admissible level (`features`).
     pub fn new(spec: EofSpec) -> Result<Self> {
-        if !(spec.omega.is_finite() && spec.omega > 0.0) {
-            return Err(invalid("omega", spec.omega, "a finite ω > 0"));
-        }
-        let d = spec.n_input;
-        if d == 0 {
-            return Err(invalid("n_input", 0, "at least one input column"));
-        }
-        let basis = spec.basis;
+        let (level, budget) = level_of(&spec)?;
+        let (d, basis) = (spec.n_input, spec.basis);
         let at = |n: u32| Levels::new(basis, n);
-        let admissible = |n: u32| {
-            n >= basis.min_level()
-                && n <= MAX_LEVEL
-                && grid::count_features(d, at(n)) <= u32::MAX as u128
-                && grid::count_blocks(d, at(n)) <= MAX_NNZ_PER_ROW as u128
-        };
-        let (level, budget) = match spec.size {
-            EofSize::Level(n) => {
-                if !admissible(n) {
-                    return Err(invalid(
-                        "level",
-                        n,
-                        match basis {
-                            EofBasis::Centred | EofBasis::Boundary => {
-                                "a level with fewer than 2^32 features and at most 2^20 non-zeros per row"
-                            }
-                            EofBasis::Paper => {
-                                "a level of at least 1 with fewer than 2^32 features and at most 2^20 non-zeros per row"
-                            }
-                        },
-                    ));
-                }
-                (n, None)
-            }
-            EofSize::Budget(m) => {
-                let too_large =
-                    || invalid("features", m, "a budget between 1 and |S_n| of a level with fewer than 2^32 features");
-                if m == 0 {
-                    return Err(too_large());
-                }
-                let n = (basis.min_level()..=MAX_LEVEL)
-                    .find(|&n| grid::count_features(d, at(n)) >= m as u128)
-                    .ok_or_else(too_large)?;
-                if !admissible(n) {
-                    return Err(too_large());
-                }
-                (n, Some(m as u64))
-            }
-        };
         let levels = at(level);
         let full = grid::count_features(d, levels) as u64;
         let mut blocks = grid::enumerate(d, levels);

@@ -56,6 +56,20 @@ pub enum FeatureError {
         /// Option name as the user spells it.
         option: &'static str,
     },
+    /// The map's parameters would not fit in the memory budget.
+    #[error(
+        "the {map} map's parameters would need about {:.1} GiB, more than the memory budget of {:.1} GiB; expected fewer features or input columns (or a larger --max-memory)",
+        *needed as f64 / 1073741824.0,
+        *budget as f64 / 1073741824.0
+    )]
+    TooLarge {
+        /// Map name.
+        map: String,
+        /// Bytes the parameters need.
+        needed: u64,
+        /// The budget in bytes.
+        budget: u64,
+    },
     /// A tensor that a data-dependent map needs is missing from the model.
     #[error("missing tensor {name:?} for a {map} map")]
     MissingTensor {

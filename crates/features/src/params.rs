@@ -129,7 +129,9 @@ impl MapParams {
 
 impl MapSpec {
     /// Checks the parameters without drawing anything (the same checks as
-    /// [`MapSpec::build`], at no cost).
+    /// [`MapSpec::build`], at no cost), and refuses counts that cannot be
+    /// meaningful (see [`crate::MAX_COMPONENTS`], [`crate::MAX_INPUT`],
+    /// [`crate::MAX_GRIDS`]).
     ///
     /// # Errors
     /// As [`MapSpec::build`].
@@ -137,6 +139,7 @@ impl MapSpec {
         if let Some(kernel) = self.kernel() {
             kernel.check()?;
         }
+        self.check_counts()?;
         let Some(kind) = self.kind() else {
             // Maps learned from data are checked when their tensors are.
             return Ok(());

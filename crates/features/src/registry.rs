@@ -76,9 +76,11 @@ impl Registry {
     /// learned from data (data-independent maps ignore it).
     ///
     /// # Errors
-    /// Invalid parameters (see each map's constructor), missing or
-    /// mis-shaped tensors, or a custom map with no registered builder.
+    /// Invalid parameters (see each map's constructor), counts past the
+    /// limits of [`MapSpec::validate`], missing or mis-shaped tensors, or a
+    /// custom map with no registered builder.
     pub fn build(&self, spec: &MapSpec, tensors: &Tensors) -> Result<Box<dyn FeatureMap>> {
+        spec.check_counts()?;
         Ok(match *spec {
             MapSpec::Nystrom(ref p) => Box::new(Nystrom::from_tensors(p, tensors)?),
             MapSpec::Tefm { ref base, params } => {

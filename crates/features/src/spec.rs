@@ -16,6 +16,22 @@ use std::collections::BTreeMap;
 /// file beside the spec).
 pub type Tensors = BTreeMap<String, Array2<f64>>;
 
+/// Most output features of a dense map, inner features of Comp, landmarks
+/// of Nyström and points of kernel columns: 2^24. A ridge over more
+/// features needs a Gram matrix of over 2 PB; the count can only be a
+/// mistake (or a damaged model file).
+pub const MAX_COMPONENTS: usize = 1 << 24;
+
+/// Most input columns of a map: 2^24.
+pub const MAX_INPUT: usize = 1 << 24;
+
+/// Most grids of random binning: 2^16 (each row stores one entry per grid).
+pub const MAX_GRIDS: usize = 1 << 16;
+
+/// Most power iterations `q` of TEFM: 64. Each costs a pass (or a `d × d`
+/// product) and the range converges in a handful; more is a mistake.
+pub const MAX_POWER_ITERATIONS: usize = 64;
+
 /// The two forms of random Fourier features.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -331,8 +347,15 @@ impl TefmParams {
     /// Checks the recipe against a base map of output dimension `d`.
     ///
     /// # Errors
-    /// `n_components` outside `1..=d`.
+    /// `n_components` outside `1..=d`; more than [`MAX_POWER_ITERATIONS`].
     pub fn check(&self, n_base_features: usize) -> Result<()> {
+        if self.power_iterations > MAX_POWER_ITERATIONS {
+            return Err(FeatureError::InvalidParameter {
+                name: "power",
+                value: self.power_iterations.to_string(),
+                expected: "at most 64 power iterations (a few suffice)",
+            });
+        }
         if self.n_components == 0 || self.n_components > n_base_features {
             return Err(FeatureError::InvalidParameter {
                 name: "features",

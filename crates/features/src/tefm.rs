@@ -34,7 +34,7 @@
 
 use crate::error::{FeatureError, Result};
 use crate::map::{FeatureMap, OutputKind};
-pub use crate::spec::{DEFAULT_POWER_ITERATIONS, TefmKind, TefmParams};
+pub use crate::spec::{DEFAULT_POWER_ITERATIONS, MAX_POWER_ITERATIONS, TefmKind, TefmParams};
 use crate::spec::{MapSpec, Tensors};
 use kapprox_core::{Par, dense};
 use ndarray::{Array2, ArrayView2, ArrayViewMut2, s};

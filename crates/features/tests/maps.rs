@@ -390,3 +390,60 @@ fn data_dependent_specs_round_trip_through_json_and_tensors() {
         }
     }
 }
+
+/// Counts that cannot be meaningful are refused by `check` (and by `build`,
+/// for specs read from a damaged model file) before anything is allocated,
+/// naming the option.
+#[test]
+fn absurd_counts_are_refused_before_allocating() {
+    let gauss = Kernel::Gaussian { sigma: 1.0 };
+    let refused = |p: MapParams, name: &str| match p.check() {
+        Err(FeatureError::InvalidParameter { name: n, .. }) => assert_eq!(n, name),
+        other => panic!("{name}: {other:?}"),
+    };
+    refused(MapParams::new(MapKind::Rff, gauss, 10, 1 << 40), "features");
+    refused(MapParams::new(MapKind::Fastfood, gauss, 10, (1 << 24) + 2), "features");
+    refused(MapParams::new(MapKind::Rff, gauss, 1 << 30, 100), "n_input");
+    refused(
+        MapParams::new(MapKind::Binning, Kernel::Laplacian { sigma: 1.0 }, 10, 100).with_grids(1_000_000_000),
+        "grids",
+    );
+    refused(MapParams::new(MapKind::Comp, gauss, 10, 100).with_inner(1_000_000_000), "inner");
+    let msg = MapParams::new(MapKind::Rff, gauss, 10, 1 << 40).check().unwrap_err().to_string();
+    assert_eq!(msg, "invalid features 1099511627776: expected at most 2^24 = 16777216 features");
+    // A spec as a damaged model file could hold it: build refuses it too.
+    let spec = MapSpec::rff(gauss, Form::Pairs, 10, 1 << 40, 0);
+    assert!(matches!(spec.build(&Default::default()), Err(FeatureError::InvalidParameter { name: "features", .. })));
+    let tefm = MapSpec::Tefm {
+        base: Box::new(MapSpec::rff(gauss, Form::Pairs, 10, 64, 0)),
+        params: kapprox_features::tefm::TefmParams::new(kapprox_features::tefm::TefmKind::Gaussian, 8, 0)
+            .with_power_iterations(1_000_000),
+    };
+    assert!(matches!(tefm.build(&Default::default()), Err(FeatureError::InvalidParameter { name: "power", .. })));
+    // The limits themselves are allowed.
+    MapParams::new(MapKind::Fastfood, gauss, 10, 1 << 24).check().unwrap();
+}
+
+/// `parameter_bytes` is known from the spec, before building, and agrees
+/// with what a built map holds; `check_memory` refuses a map past a budget.
+#[test]
+fn parameter_memory_is_known_before_building() {
+    let gauss = Kernel::Gaussian { sigma: 1.0 };
+    // Dense frequencies: d × l/2 doubles plus their f32 copy.
+    let rff = MapSpec::rff(gauss, Form::Pairs, 100, 1000, 0);
+    assert_eq!(rff.parameter_bytes(), 100 * 500 * 12 + 8 * 1000);
+    let structured = MapParams::new(MapKind::Fastfood, gauss, 100, 1000).check().unwrap();
+    assert!(structured.parameter_bytes() < rff.parameter_bytes() / 10, "Fastfood stores O(l), not O(d·l)");
+    // 100,000 features over 10,000 columns: ~6 GB of frequencies.
+    let big = MapSpec::rff(gauss, Form::Pairs, 10_000, 100_000, 0);
+    assert!(big.parameter_bytes() > 5 << 30);
+    let err = big.check_memory(1 << 30).unwrap_err();
+    assert!(matches!(err, FeatureError::TooLarge { ref map, .. } if map == "rff"), "{err}");
+    assert!(err.to_string().contains("would need about 5.6 GiB, more than the memory budget of 1.0 GiB"), "{err}");
+    rff.check_memory(1 << 30).unwrap();
+    // A learned map: the tensors it holds once fitted.
+    let landmarks = x(40, 6);
+    let nystrom = kapprox_features::nystrom::Nystrom::fit(gauss, landmarks, 1e-12).unwrap();
+    let held: usize = nystrom.tensors().values().map(|t| t.len() * 8).sum();
+    assert_eq!(nystrom.spec().parameter_bytes(), held as u64);
+}

@@ -6,14 +6,15 @@
 //! Float64 columns, and footer metadata recording the label column
 //! ([`LABEL_KEY`](crate::LABEL_KEY)) and the shard's column statistics
 //! ([`STATS_KEY`](crate::STATS_KEY)), so that readers get scaling
-//! statistics without a pass. The directory appears atomically: shards are
-//! written into a hidden sibling that is renamed into place by
-//! [`DatasetWriter::finish`]; dropping the writer (an error, a panic)
-//! removes it, and a killed process leaves only the hidden sibling, which
-//! the next write replaces.
+//! statistics without a pass. The directory appears atomically through
+//! [`StagedOutput`]: shards are written into a hidden staging directory that
+//! is renamed into place by [`DatasetWriter::finish`]; dropping the writer
+//! (an error, a panic) removes it, and a killed process leaves only the
+//! staging directory, which the next write to the same output removes.
 
-use crate::convert::{ShardSink, Staging, check_output};
+use crate::convert::ShardSink;
 use crate::error::{IoError, Result};
+use crate::output::{OutputOptions, StagedOutput};
 use crate::stats::ColumnStats;
 use arrow::datatypes::DataType;
 use ndarray::{ArrayView1, ArrayView2};
@@ -34,8 +35,9 @@ pub struct DatasetReport {
 /// into a new dataset directory; see the [module docs](self).
 pub struct DatasetWriter {
     out_dir: PathBuf,
-    staging: Staging,
+    // Dropped before the staging directory it writes into.
     sink: ShardSink,
+    staging: StagedOutput,
     n_features: usize,
     has_label: bool,
     row: Vec<f64>,
@@ -55,6 +57,23 @@ impl DatasetWriter {
         rows_per_shard: u64,
         overwrite: bool,
     ) -> Result<DatasetWriter> {
+        let output = OutputOptions::new().with_overwrite(overwrite);
+        Self::create_with(out_dir, features, label, rows_per_shard, &output)
+    }
+
+    /// Like [`create`](Self::create), with the output checks of `output`:
+    /// overwriting, and the inputs (and other outputs) that `out_dir` must
+    /// be apart from.
+    ///
+    /// # Errors
+    /// As [`StagedOutput::directory`]; `rows_per_shard == 0`.
+    pub fn create_with(
+        out_dir: impl AsRef<Path>,
+        features: &[String],
+        label: Option<&str>,
+        rows_per_shard: u64,
+        output: &OutputOptions,
+    ) -> Result<DatasetWriter> {
         let out_dir = out_dir.as_ref().to_path_buf();
         if rows_per_shard == 0 {
             return Err(IoError::InvalidOption {
@@ -63,13 +82,12 @@ impl DatasetWriter {
                 expected: "a positive number of rows",
             });
         }
-        check_output(&out_dir, overwrite)?;
-        let staging = Staging::create(&out_dir)?;
+        let staging = StagedOutput::directory(&out_dir, output)?;
         let mut names = features.to_vec();
         names.extend(label.map(str::to_string));
         let types = vec![DataType::Float64; names.len()];
         let sink = ShardSink::with_layout(
-            staging.dir.clone(),
+            staging.path().to_path_buf(),
             &names,
             types,
             label,
@@ -78,8 +96,8 @@ impl DatasetWriter {
         );
         Ok(DatasetWriter {
             out_dir,
-            staging,
             sink,
+            staging,
             n_features: features.len(),
             has_label: label.is_some(),
             row: vec![0.0; names.len()],
@@ -128,7 +146,7 @@ impl DatasetWriter {
     /// A failed write or rename; nothing is left at the output then.
     pub fn finish(self) -> Result<DatasetReport> {
         let (names, stats, rows_written) = self.sink.finish()?;
-        self.staging.commit(&self.out_dir)?;
+        self.staging.commit()?;
         let shards = names.iter().map(|n| self.out_dir.join(n)).collect();
         Ok(DatasetReport { rows_written, shards, stats })
     }

@@ -434,11 +434,100 @@ pub enum IoError {
         path: PathBuf,
     },
 
-    /// The output directory exists and is not empty.
-    #[error("{}: output directory exists and is not empty; expected a new or empty directory (or overwrite)", path.display())]
+    /// The output exists (a file, or a directory that is not empty) and
+    /// replacing it was not asked for.
+    #[error("{}: output exists; expected a new path or an empty directory (pass --overwrite to replace it)", path.display())]
     OutputExists {
-        /// The output directory.
+        /// The output.
         path: PathBuf,
+    },
+
+    /// An output would be written over, into or around one of the inputs.
+    #[error(
+        "{}: the output {relation} {}; expected an output apart from every input, since writing it would destroy the input",
+        output.display(),
+        input.display()
+    )]
+    OutputIsInput {
+        /// The output path as given.
+        output: PathBuf,
+        /// The input path as given.
+        input: PathBuf,
+        /// How the two overlap.
+        relation: Overlap,
+    },
+
+    /// Overwriting would replace a directory with a file or a file with a
+    /// directory (a mistyped path more likely than a wish).
+    #[error("{}: output exists as {existing}; expected {wanted} (remove it first to replace it)", path.display())]
+    OutputKind {
+        /// The output.
+        path: PathBuf,
+        /// What is there: "a directory" or "a file".
+        existing: &'static str,
+        /// What would be written.
+        wanted: &'static str,
+    },
+
+    /// Another run put an output in place while this one was writing.
+    #[error(
+        "{}: another run created this output while this one was writing; nothing was replaced (pass --overwrite to replace it)",
+        path.display()
+    )]
+    OutputRaced {
+        /// The output.
+        path: PathBuf,
+    },
+
+    /// An output path that names no file or directory (`/`, `..`, empty).
+    #[error("{}: expected an output path that ends in a file or directory name", path.display())]
+    BadOutputPath {
+        /// The path given.
+        path: PathBuf,
+    },
+
+    /// Something sized by the input or the options would not fit in the
+    /// memory budget.
+    #[error(
+        "{}{}: {what} would need about {}, more than the memory budget of {}; {advice}",
+        path.display(),
+        AtLine(*line),
+        crate::budget::ByteSize(*needed),
+        crate::budget::ByteSize(*budget)
+    )]
+    MemoryBudget {
+        /// The input file (or the output, for options).
+        path: PathBuf,
+        /// 1-based line (or item) where the size was read, if it was.
+        line: Option<u64>,
+        /// What would be allocated, e.g. "2000000001 columns".
+        what: String,
+        /// Bytes it would need (`u64::MAX`: more than can be counted).
+        needed: u64,
+        /// The budget in bytes.
+        budget: u64,
+        /// What the user can do about it.
+        advice: &'static str,
+    },
+
+    /// A finite text value so large that its square overflows, which would
+    /// make the column statistics infinite.
+    #[error(
+        "{}:{line}:{field}: column {column:?}: expected a number of magnitude at most {:e} (larger values overflow the column statistics), found {text:?}",
+        path.display(),
+        crate::convert::MAX_MAGNITUDE
+    )]
+    ValueTooLarge {
+        /// The input file.
+        path: PathBuf,
+        /// 1-based line number (for IDX: 1-based item number).
+        line: u64,
+        /// 1-based field number.
+        field: usize,
+        /// The column name.
+        column: String,
+        /// The value's text.
+        text: String,
     },
 
     /// Writing Parquet failed.
@@ -512,6 +601,40 @@ impl fmt::Display for BadValue {
         match self {
             BadValue::Null => f.write_str("null"),
             BadValue::Value(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+/// How an output path overlaps an input path (after resolving symlinks,
+/// `..` and hard links).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Overlap {
+    /// The same file or directory.
+    Same,
+    /// The output lies inside the input directory.
+    Inside,
+    /// The output directory contains the input.
+    Contains,
+}
+
+impl fmt::Display for Overlap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Overlap::Same => "is the input",
+            Overlap::Inside => "lies inside the input",
+            Overlap::Contains => "contains the input",
+        })
+    }
+}
+
+/// Renders `:line` when a line is known.
+struct AtLine(Option<u64>);
+
+impl fmt::Display for AtLine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(line) => write!(f, ":{line}"),
+            None => Ok(()),
         }
     }
 }
@@ -600,6 +723,12 @@ pub enum IdxProblem {
         /// Its number of dimensions.
         ndim: u8,
     },
+    /// Item dimensions with a zero, or whose product (the columns of a row)
+    /// does not fit in 64 bits.
+    Dimensions {
+        /// The dimensions declared in the header.
+        dims: Vec<u32>,
+    },
 }
 
 impl fmt::Display for IdxProblem {
@@ -624,6 +753,14 @@ impl fmt::Display for IdxProblem {
             }
             IdxProblem::LabelDims { ndim } => {
                 write!(f, "expected a one-dimensional labels file (idx1), found {ndim} dimensions")
+            }
+            IdxProblem::Dimensions { dims } => {
+                let shown: Vec<String> = dims.iter().map(u32::to_string).collect();
+                write!(
+                    f,
+                    "expected positive item dimensions whose product fits in 64 bits, found {}",
+                    shown.join(" x ")
+                )
             }
         }
     }

@@ -36,6 +36,12 @@
 //!   layouts (documented in the [`writer`] module), compressed with
 //!   [`DEFAULT_COMPRESSION`] (zstd) or another [`Compression`].
 //!   [`read_column`] reads a small file back.
+//! - [`StagedOutput`] is how every output is written: refused when it would
+//!   touch an input ([`OutputOptions::inputs`]) or replace an output without
+//!   [`OutputOptions::overwrite`], staged under a unique hidden name, renamed
+//!   into place whole on commit, and cleaned up after a crash.
+//! - [`MemoryBudget`] bounds what may be allocated for sizes read from
+//!   input or options (default: half of the machine's memory).
 //! - [`convert()`] turns CSV/TSV, LIBSVM or IDX input (optionally gzip or
 //!   bzip2 compressed) into a directory of shards, atomically, recording the
 //!   label and per-shard [`ColumnStats`] in the footers.
@@ -73,12 +79,14 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod budget;
 pub mod categorical;
 pub mod compression;
 pub mod convert;
 pub mod dataset;
 pub mod dataset_writer;
 mod error;
+pub mod output;
 pub mod readback;
 pub mod reader;
 pub mod scale;
@@ -86,12 +94,14 @@ pub mod stats;
 pub mod store;
 pub mod writer;
 
+pub use budget::MemoryBudget;
 pub use categorical::{CategoryCounts, DEFAULT_MAX_CATEGORIES, Vocabulary};
 pub use compression::{Compression, DEFAULT_COMPRESSION};
 pub use convert::{ConvertOptions, ConvertReport, DEFAULT_ROWS_PER_SHARD, Delimiter, InputFormat, convert};
 pub use dataset::{ColumnSelection, Dataset, LABEL_KEY, LabelSpec, STATS_KEY, SelectedColumns, ShardInfo};
 pub use dataset_writer::{DatasetReport, DatasetWriter};
-pub use error::{BadValue, IdxProblem, IoError, LibsvmProblem, Result};
+pub use error::{BadValue, IdxProblem, IoError, LibsvmProblem, Overlap, Result};
+pub use output::{OutputKind, OutputOptions, StagedOutput};
 pub use readback::{read_column, read_column_vec, read_columns};
 pub use reader::{
     Chunk, ChunkReader, DEFAULT_CHUNK_ROWS, DEFAULT_NAN_POLICY, DEFAULT_PREFETCH, DEFAULT_RELEASE_PAGES,

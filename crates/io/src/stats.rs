@@ -250,6 +250,13 @@ impl ColumnStats {
         self.count += nb;
     }
 
+    /// Whether every statistic is a finite number: true when no row was seen
+    /// (the bounds of empty columns are infinite by convention), false when
+    /// a NaN was counted or a sum of squares overflowed.
+    pub fn is_finite(&self) -> bool {
+        self.count == 0 || [&self.mean, &self.m2, &self.min, &self.max].iter().all(|v| v.iter().all(|x| x.is_finite()))
+    }
+
     /// The statistics of the named columns, in the order given.
     ///
     /// # Errors
@@ -450,6 +457,20 @@ mod tests {
             let back: ColumnStats = serde_json::from_str(&json).unwrap();
             assert_eq!(back, s, "{json}");
         }
+    }
+
+    #[test]
+    fn huge_or_nan_values_make_statistics_non_finite() {
+        let mut st = ColumnStats::unnamed(1);
+        assert!(st.is_finite());
+        st.update(ndarray::array![[1.0], [2.0]].view());
+        assert!(st.is_finite());
+        let mut huge = ColumnStats::unnamed(1);
+        huge.update(ndarray::array![[1e300], [-1e300]].view());
+        assert!(!huge.is_finite(), "m2 = {:?}", huge.m2());
+        let mut nan = ColumnStats::unnamed(1);
+        nan.update(ndarray::array![[f64::NAN]].view());
+        assert!(!nan.is_finite());
     }
 
     #[test]

@@ -26,6 +26,7 @@
 
 use crate::compression::{Compression, DEFAULT_COMPRESSION};
 use crate::error::{IoError, Result};
+use crate::output::{OutputOptions, StagedOutput};
 use crate::reader::RowIds;
 use arrow::array::{ArrayRef, Float32Array, Float64Array, ListArray, RecordBatch, UInt32Array, UInt64Array};
 use arrow::buffer::OffsetBuffer;
@@ -56,29 +57,25 @@ pub const VALUES_COLUMN: &str = "values";
 /// Footer key recording the number of dense columns of a sparse feature file.
 pub const N_COLS_KEY: &str = "kapprox.n_cols";
 
-/// The temporary name a file is written under before its rename: hidden and
-/// ending in `.tmp`, so dataset readers skip it, and fixed, so a rerun after
-/// a crash overwrites it.
-pub fn temporary_path(path: &Path) -> PathBuf {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    path.with_file_name(format!(".{name}.tmp"))
-}
-
-/// Writes one Parquet file under a temporary name and renames it into place
-/// on [`finish`](AtomicParquetWriter::finish).
+/// Writes one Parquet file under a staging name and renames it into place
+/// on [`finish`](AtomicParquetWriter::finish), through [`StagedOutput`]:
+/// an existing file at the path is replaced whole, and nothing appears at
+/// the path before the file is complete.
 ///
-/// Dropped without `finish` (an error, a panic), it removes the temporary.
-/// A killed process leaves only the temporary (see [`temporary_path`]),
-/// which readers ignore and the next write to the same path replaces. The
-/// destination directory must exist.
+/// Dropped without `finish` (an error, a panic), it removes its staging
+/// area. A killed process leaves only the hidden staging area, which
+/// readers ignore and the next write to the same path removes. Missing
+/// parent directories are created. To refuse an existing file or an
+/// input's path, use [`create_checked`](AtomicParquetWriter::create_checked).
 ///
 /// Memory: the encoded (compressed) pages of the current row group, plus
 /// the batch being written.
 pub struct AtomicParquetWriter {
     path: PathBuf,
-    tmp: PathBuf,
     schema: SchemaRef,
+    // Dropped before the staging area it writes into.
     writer: Option<ArrowWriter<File>>,
+    staged: Option<StagedOutput>,
     rows: u64,
 }
 
@@ -163,6 +160,22 @@ impl AtomicParquetWriter {
         Self::open(path.as_ref(), schema, row_group_rows, kv, true, compression)
     }
 
+    /// Like [`create_with`](Self::create_with), with the output checks of
+    /// `output` (refuse an existing file unless overwriting, refuse an
+    /// input's path).
+    ///
+    /// # Errors
+    /// As [`StagedOutput::file`], and as [`create_with`](Self::create_with).
+    pub fn create_checked(
+        path: impl AsRef<Path>,
+        schema: SchemaRef,
+        row_group_rows: usize,
+        kv: Vec<(String, String)>,
+        output: &OutputOptions,
+    ) -> Result<Self> {
+        Self::open_staged(path.as_ref(), schema, row_group_rows, kv, true, DEFAULT_COMPRESSION, output)
+    }
+
     fn open(
         path: &Path,
         schema: SchemaRef,
@@ -170,6 +183,19 @@ impl AtomicParquetWriter {
         kv: Vec<(String, String)>,
         dictionary: bool,
         compression: Compression,
+    ) -> Result<Self> {
+        let output = OutputOptions::new().with_overwrite(true);
+        Self::open_staged(path, schema, row_group_rows, kv, dictionary, compression, &output)
+    }
+
+    fn open_staged(
+        path: &Path,
+        schema: SchemaRef,
+        row_group_rows: usize,
+        kv: Vec<(String, String)>,
+        dictionary: bool,
+        compression: Compression,
+        output: &OutputOptions,
     ) -> Result<Self> {
         if row_group_rows == 0 {
             return Err(IoError::InvalidOption {
@@ -179,18 +205,13 @@ impl AtomicParquetWriter {
             });
         }
         let path = path.to_path_buf();
-        let tmp = temporary_path(&path);
-        let file = File::create(&tmp).map_err(|e| IoError::os(&tmp, "cannot create", e))?;
+        let staged = StagedOutput::file(&path, output)?;
+        let file = File::create(staged.path()).map_err(|e| IoError::os(staged.path(), "cannot create", e))?;
         let kv = kv.into_iter().map(|(k, v)| KeyValue::new(k, v)).collect();
         let props = writer_properties_with(row_group_rows, kv, dictionary, compression);
-        let writer = match ArrowWriter::try_new(file, schema.clone(), Some(props)) {
-            Ok(w) => w,
-            Err(error) => {
-                let _ = std::fs::remove_file(&tmp);
-                return Err(IoError::Write { path, error });
-            }
-        };
-        Ok(AtomicParquetWriter { path, tmp, schema, writer: Some(writer), rows: 0 })
+        let writer = ArrowWriter::try_new(file, schema.clone(), Some(props))
+            .map_err(|error| IoError::Write { path: path.clone(), error })?;
+        Ok(AtomicParquetWriter { path, staged: Some(staged), schema, writer: Some(writer), rows: 0 })
     }
 
     /// The final path.
@@ -241,21 +262,9 @@ impl AtomicParquetWriter {
     pub fn finish(mut self) -> Result<u64> {
         let w = self.writer.take().expect("writer is open until finish");
         let file = w.into_inner().map_err(|error| IoError::Write { path: self.path.clone(), error })?;
-        file.sync_all().map_err(|e| IoError::os(&self.tmp, "cannot flush", e))?;
         drop(file);
-        std::fs::rename(&self.tmp, &self.path).map_err(|e| IoError::os(&self.path, "cannot rename into place", e))?;
-        // Disarm the drop guard: the temporary no longer exists.
-        self.tmp = PathBuf::new();
+        self.staged.take().expect("staged until finish").commit()?;
         Ok(self.rows)
-    }
-}
-
-impl Drop for AtomicParquetWriter {
-    fn drop(&mut self) {
-        if !self.tmp.as_os_str().is_empty() {
-            self.writer = None;
-            let _ = std::fs::remove_file(&self.tmp);
-        }
     }
 }
 
@@ -492,7 +501,7 @@ impl DenseFeatureWriter {
         self.inner.write(&b)
     }
 
-    /// The final path (the file is written under [`temporary_path`] until
+    /// The final path (the file is written under a staging name until
     /// [`finish`](Self::finish)).
     pub fn path(&self) -> &Path {
         self.inner.path()
@@ -570,7 +579,7 @@ impl SparseFeatureWriter {
         self.inner.write(&b)
     }
 
-    /// The final path (the file is written under [`temporary_path`] until
+    /// The final path (the file is written under a staging name until
     /// [`finish`](Self::finish)).
     pub fn path(&self) -> &Path {
         self.inner.path()
@@ -721,7 +730,7 @@ impl PredictionWriter {
         self.inner.write(&b)
     }
 
-    /// The final path (the file is written under [`temporary_path`] until
+    /// The final path (the file is written under a staging name until
     /// [`finish`](Self::finish)).
     pub fn path(&self) -> &Path {
         self.inner.path()

@@ -17,6 +17,11 @@ pub struct Classes {
     values: Vec<f64>,
 }
 
+/// Most distinct labels of a classification: 10,000. One-vs-rest keeps a
+/// target column per class in every statistic (`(l + 1 + k)²` doubles), so
+/// more classes are a continuous target read as classes, not a task.
+pub const MAX_CLASSES: usize = 10_000;
+
 /// `-0.0` becomes `0.0`; NaN and infinities are refused.
 fn normalize_label(v: f64) -> Result<f64> {
     if v.is_finite() { Ok(v + 0.0) } else { Err(SolveError::InvalidLabel { value: v }) }
@@ -51,10 +56,18 @@ impl Classes {
     /// Adds one label.
     ///
     /// # Errors
-    /// [`SolveError::InvalidLabel`] for a NaN or infinite label.
+    /// [`SolveError::InvalidLabel`] for a NaN or infinite label;
+    /// [`SolveError::InvalidParameter`] past [`MAX_CLASSES`] labels.
     pub fn insert(&mut self, label: f64) -> Result<()> {
         let v = normalize_label(label)?;
         if let Err(pos) = self.search(v) {
+            if self.values.len() == MAX_CLASSES {
+                return Err(SolveError::InvalidParameter {
+                    name: "number of classes",
+                    value: (MAX_CLASSES + 1) as f64,
+                    expected: "at most 10000 distinct labels (a continuous target is a regression)",
+                });
+            }
             self.values.insert(pos, v);
         }
         Ok(())

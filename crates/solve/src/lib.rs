@@ -76,7 +76,7 @@ mod spectral;
 #[cfg(test)]
 mod test_util;
 
-pub use classify::{Classes, RidgeClassifier};
+pub use classify::{Classes, MAX_CLASSES, RidgeClassifier};
 pub use error::{Result, SolveError};
 pub use krr::{DEFAULT_MAX_ROWS, ExactKrr, ExactKrrParams, ExactKrrPath, ExactKrrValidParams, KrrModel, KrrSolution};
 pub use metrics::{
@@ -87,6 +87,9 @@ pub use path::{AlphaPath, HeldOut};
 pub use ridge::{
     DEFAULT_ALPHA, DEFAULT_FIT_INTERCEPT, Ridge, RidgeModel, RidgeParams, RidgeSolution, RidgeValidParams,
 };
-pub use select::{DEFAULT_GRID_POINTS, SelectionReport, TIE_RTOL, cross_validate, holdout, log_grid, parse_alpha_grid};
+pub use select::{
+    DEFAULT_GRID_POINTS, MAX_FOLDS, MAX_GRID_POINTS, SelectionReport, TIE_RTOL, check_folds, cross_validate, holdout,
+    log_grid, parse_alpha_grid,
+};
 pub use solver::{Fallback, SolveInfo, SolveMethod};
 pub use spectral::{SpectralEstimate, spectral_norm_sym, spectral_norm_sym_block};

@@ -11,6 +11,30 @@ use serde::{Deserialize, Serialize};
 /// Number of points of an α range string without an explicit count.
 pub const DEFAULT_GRID_POINTS: usize = 8;
 
+/// Most points of an α grid: 10,000. Selection from statistics makes each
+/// point cheap, but not free (one solve each), and no search needs more.
+pub const MAX_GRID_POINTS: usize = 10_000;
+
+/// Most cross-validation folds: 1,000. Each fold holds a copy of the
+/// statistics, and folds of under a few rows estimate nothing.
+pub const MAX_FOLDS: usize = 1_000;
+
+/// Checks a fold count before any fold's statistics are allocated.
+///
+/// # Errors
+/// [`SolveError::InvalidParameter`] for fewer than 2 or more than
+/// [`MAX_FOLDS`] folds.
+pub fn check_folds(k: usize) -> Result<()> {
+    if !(2..=MAX_FOLDS).contains(&k) {
+        return Err(SolveError::InvalidParameter {
+            name: "folds",
+            value: k as f64,
+            expected: "between 2 and 1000 folds",
+        });
+    }
+    Ok(())
+}
+
 /// Validation errors within `TIE_RTOL` times the mean square of the
 /// validation targets (the error of the zero predictor) of the smallest
 /// one count as tied, and the larger α wins. Differences that small are
@@ -285,6 +309,13 @@ pub fn log_grid(lo: f64, hi: f64, n: usize) -> Result<Vec<f64>> {
             expected: "at least 2 (or 1 when start == end)",
         });
     }
+    if n > MAX_GRID_POINTS {
+        return Err(SolveError::InvalidParameter {
+            name: "number of grid points",
+            value: n as f64,
+            expected: "at most 10000",
+        });
+    }
     if n == 1 {
         return Ok(vec![lo]);
     }
@@ -313,6 +344,7 @@ pub fn log_grid(lo: f64, hi: f64, n: usize) -> Result<Vec<f64>> {
 /// assert_eq!((g.len(), g[0], g[2]), (3, 0.1, 10.0));
 /// assert_eq!(parse_alpha_grid("0, 0.5,2")?, vec![0.0, 0.5, 2.0]);
 /// assert!(parse_alpha_grid("1..0").is_err());
+/// assert!(parse_alpha_grid("1e-5..1:100000000").is_err());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn parse_alpha_grid(input: &str) -> Result<Vec<f64>> {
@@ -337,12 +369,43 @@ pub fn parse_alpha_grid(input: &str) -> Result<Vec<f64>> {
         if n == 0 || (n == 1 && lo != hi) {
             return Err(err("a range needs at least 2 points"));
         }
+        if n > MAX_GRID_POINTS {
+            return Err(err("a range of at most 10000 points is expected"));
+        }
         return log_grid(lo, hi, n);
     }
     let mut out = Vec::new();
+    if s.split(',').count() > MAX_GRID_POINTS {
+        return Err(err("a list of at most 10000 values is expected"));
+    }
     for part in s.split(',') {
         let v: f64 = part.parse().map_err(|_| err("a list entry is not a number"))?;
         out.push(check_alpha(v)?);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod limit_tests {
+    use super::*;
+
+    #[test]
+    fn absurd_grids_and_fold_counts_are_refused_without_allocating() {
+        let e = parse_alpha_grid("1e-5..1:100000000").unwrap_err().to_string();
+        assert_eq!(e, "invalid alpha grid \"1e-5..1:100000000\": a range of at most 10000 points is expected");
+        assert_eq!(parse_alpha_grid("1e-5..1:10000").unwrap().len(), 10_000);
+        let long = vec!["1"; 10_001].join(",");
+        assert!(parse_alpha_grid(&long).is_err());
+        assert!(log_grid(1.0, 2.0, usize::MAX).is_err());
+        assert!(check_folds(1_000_000).unwrap_err().to_string().contains("between 2 and 1000 folds"));
+        assert!(check_folds(1).is_err());
+        check_folds(10).unwrap();
+    }
+
+    #[test]
+    fn a_continuous_target_is_not_fifty_thousand_classes() {
+        let e = crate::Classes::from_labels((0..50_000).map(|i| i as f64 * 0.5)).unwrap_err().to_string();
+        assert!(e.contains("at most 10000 distinct labels"), "{e}");
+        assert_eq!(crate::Classes::from_labels((0..10_000).map(f64::from)).unwrap().len(), 10_000);
+    }
 }

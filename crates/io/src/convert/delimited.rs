@@ -1,6 +1,7 @@
 //! CSV/TSV and whitespace-separated text.
 
-use super::{ConvertOptions, Delimiter, InputFormat, RowSource, input::open_input};
+use super::input::{is_compressed, open_text_input};
+use super::{ConvertOptions, Delimiter, InputFormat, RowSource, within_magnitude};
 use crate::dataset::{LabelSpec, check_unique};
 use crate::error::{IoError, Result};
 use crate::reader::NanPolicy;
@@ -51,7 +52,7 @@ fn split_simple(line: &str, delim: Delimiter) -> Vec<&str> {
 
 impl Delimited {
     pub(crate) fn open(path: &Path, format: InputFormat, opts: &ConvertOptions) -> Result<Delimited> {
-        let mut input = open_input(path)?;
+        let mut input = open_text_input(path, opts.max_line_bytes())?;
         let mut first = String::new();
         let mut blank = 0u64;
         loop {
@@ -78,6 +79,20 @@ impl Delimited {
         let first_fields = split_simple(first.trim_end_matches(['\n', '\r']), delim);
         let header = opts.header.unwrap_or_else(|| !first_fields.iter().all(|f| numeric(f)));
         let first_len = first_fields.len();
+        // Each row takes at least two bytes per field ("1,"), which bounds
+        // the rows of a row group for uncompressed text.
+        let row_bound = (!is_compressed(path)).then(|| {
+            let len = std::fs::metadata(path).map_or(u64::MAX, |m| m.len());
+            len / (2 * first_len as u64).max(1) + 1
+        });
+        opts.check_columns(
+            path,
+            Some(blank + 1),
+            || format!("{first_len} columns"),
+            first_len as u64,
+            row_bound,
+            "expected fewer columns (check the delimiter), or a larger --max-memory",
+        )?;
         // Hand the first line back to the parser in front of the rest.
         let rest: Box<dyn Read + Send> = Box::new(Cursor::new(first.into_bytes()).chain(input));
         let mut mode = match delim {
@@ -178,6 +193,15 @@ fn parse_cell(
     match text.parse::<f64>() {
         Ok(v) => {
             *out = v;
+            if !within_magnitude(v) {
+                return Err(IoError::ValueTooLarge {
+                    path: src_path.to_path_buf(),
+                    line,
+                    field: j + 1,
+                    column: names[j].clone(),
+                    text: text.to_string(),
+                });
+            }
             if v.is_finite() || policy == NanPolicy::Keep {
                 Ok(true)
             } else if policy == NanPolicy::Skip {

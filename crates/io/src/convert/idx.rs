@@ -5,7 +5,7 @@
 //! the `label` column.
 
 use super::libsvm::LABEL;
-use super::{ConvertOptions, RowSource, input::open_input};
+use super::{ConvertOptions, RowSource, input::open_input, within_magnitude};
 use crate::error::{IdxProblem, IoError, Result};
 use crate::reader::NanPolicy;
 use arrow::datatypes::DataType;
@@ -59,7 +59,7 @@ struct Stream {
 }
 
 impl Stream {
-    fn open(path: &Path) -> Result<Stream> {
+    fn open(path: &Path, opts: &ConvertOptions) -> Result<Stream> {
         let mut reader = open_input(path)?;
         let mut magic = [0u8; 4];
         let got = read_full(&mut reader, &mut magic).map_err(|e| IoError::os(path, "cannot read", e))?;
@@ -87,7 +87,26 @@ impl Stream {
             }
             *d = u32::from_be_bytes(b);
         }
-        let item_len: usize = dims[1..].iter().map(|&d| d as usize).product();
+        let bad_dims =
+            || IoError::Idx { path: path.to_path_buf(), problem: IdxProblem::Dimensions { dims: dims.clone() } };
+        if dims[1..].contains(&0) {
+            return Err(bad_dims());
+        }
+        let item_len = dims[1..].iter().try_fold(1u64, |n, &d| n.checked_mul(d as u64)).ok_or_else(bad_dims)?;
+        // The budget check comes before the item buffer and the column
+        // names are allocated: a 20-byte header may declare terabytes.
+        opts.check_columns(
+            path,
+            None,
+            || {
+                let shown: Vec<String> = dims[1..].iter().map(u32::to_string).collect();
+                format!("items of {} = {item_len} values (columns)", shown.join(" x "))
+            },
+            item_len,
+            Some(dims[0] as u64),
+            "expected item dimensions of a plausible size (check the header), or a larger --max-memory",
+        )?;
+        let item_len = usize::try_from(item_len).map_err(|_| bad_dims())?;
         Ok(Stream {
             path: path.to_path_buf(),
             reader,
@@ -149,14 +168,14 @@ pub(crate) struct Idx {
 
 impl Idx {
     pub(crate) fn open(path: &Path, opts: &ConvertOptions) -> Result<Idx> {
-        let images = Stream::open(path)?;
+        let images = Stream::open(path, opts)?;
         if images.n_items == 0 {
             return Err(IoError::EmptyInput { path: path.to_path_buf() });
         }
         let labels = match &opts.labels_path {
             None => None,
             Some(lp) => {
-                let l = Stream::open(lp)?;
+                let l = Stream::open(lp, opts)?;
                 if l.ndim != 1 {
                     return Err(IoError::Idx { path: lp.clone(), problem: IdxProblem::LabelDims { ndim: l.ndim } });
                 }
@@ -183,6 +202,17 @@ impl Idx {
 
 /// Checks decoded values of a float IDX stream; false to skip the row.
 fn check_finite(stream: &Stream, row: &[f64], names: &[String], item: u64, policy: NanPolicy) -> Result<bool> {
+    if stream.code == 0x0E
+        && let Some(j) = row.iter().position(|&v| !within_magnitude(v))
+    {
+        return Err(IoError::ValueTooLarge {
+            path: stream.path.clone(),
+            line: item + 1,
+            field: j + 1,
+            column: names[j].clone(),
+            text: row[j].to_string(),
+        });
+    }
     if matches!(stream.code, 0x0D | 0x0E)
         && policy != NanPolicy::Keep
         && let Some(j) = row.iter().position(|v| !v.is_finite())

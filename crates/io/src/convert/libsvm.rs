@@ -1,7 +1,7 @@
 //! LIBSVM / svmlight text: `label index:value index:value ...`, 1-based
 //! increasing indices, optional `# comment`; expanded to dense columns.
 
-use super::{ConvertOptions, RowSource, input::open_input};
+use super::{ConvertOptions, RowSource, input::open_text_input, within_magnitude};
 use crate::error::{IoError, LibsvmProblem, Result};
 use crate::reader::NanPolicy;
 use arrow::datatypes::DataType;
@@ -29,21 +29,35 @@ fn content(line: &str) -> Option<&str> {
     (!data.is_empty()).then_some(data)
 }
 
+/// What the first pass over a file finds: the largest index, the line it
+/// is on, and the number of data lines.
+struct Scan {
+    max_index: usize,
+    max_line: u64,
+    rows: u64,
+}
+
 /// The largest index in the file: a first pass, reading indices only.
 /// Malformed tokens are left for the second pass to report with context.
-fn max_index(path: &Path) -> Result<usize> {
-    let mut reader = open_input(path)?;
+fn scan(path: &Path, max_line_bytes: u64) -> Result<Scan> {
+    let mut reader = open_text_input(path, max_line_bytes)?;
     let mut line = String::new();
-    let mut max = 0usize;
+    let mut found = Scan { max_index: 0, max_line: 0, rows: 0 };
+    let mut line_no = 0u64;
     loop {
         line.clear();
         if reader.read_line(&mut line).map_err(|e| IoError::os(path, "cannot read", e))? == 0 {
-            return Ok(max);
+            return Ok(found);
         }
+        line_no += 1;
         let Some(data) = content(&line) else { continue };
+        found.rows += 1;
         for tok in data.split_ascii_whitespace().skip(1) {
-            if let Some(i) = tok.split_once(':').and_then(|(i, _)| i.parse::<usize>().ok()) {
-                max = max.max(i);
+            if let Some(i) = tok.split_once(':').and_then(|(i, _)| i.parse::<usize>().ok())
+                && i > found.max_index
+            {
+                found.max_index = i;
+                found.max_line = line_no;
             }
         }
     }
@@ -52,14 +66,41 @@ fn max_index(path: &Path) -> Result<usize> {
 impl Libsvm {
     pub(crate) fn open(path: &Path, opts: &ConvertOptions) -> Result<Libsvm> {
         let n_features = match opts.n_features {
-            Some(d) => d,
-            None => max_index(path)?,
+            Some(d) => {
+                opts.check_columns(
+                    path,
+                    None,
+                    || format!("n_features {d} ({} columns with the label)", (d as u64).saturating_add(1)),
+                    (d as u64).saturating_add(1),
+                    None,
+                    "expected a smaller n_features, or a larger --max-memory",
+                )?;
+                d
+            }
+            None => {
+                let s = scan(path, opts.max_line_bytes())?;
+                opts.check_columns(
+                    path,
+                    Some(s.max_line),
+                    || {
+                        format!(
+                            "feature index {} ({} columns with the label)",
+                            s.max_index,
+                            (s.max_index as u64).saturating_add(1)
+                        )
+                    },
+                    (s.max_index as u64).saturating_add(1),
+                    Some(s.rows),
+                    "expected feature indices of a plausible size (or give n_features, or a larger --max-memory)",
+                )?;
+                s.max_index
+            }
         };
         let mut names: Vec<String> = (1..=n_features).map(|j| format!("f{j}")).collect();
         names.push(LABEL.to_string());
         Ok(Libsvm {
             path: path.to_path_buf(),
-            reader: open_input(path)?,
+            reader: open_text_input(path, opts.max_line_bytes())?,
             line: String::new(),
             line_no: 0,
             n_features,
@@ -83,6 +124,15 @@ impl Libsvm {
             column: column.to_string(),
             text: text.to_string(),
         })?;
+        if !within_magnitude(v) {
+            return Err(IoError::ValueTooLarge {
+                path: self.path.clone(),
+                line: self.line_no,
+                field,
+                column: column.to_string(),
+                text: text.to_string(),
+            });
+        }
         match self.nan_policy {
             _ if v.is_finite() => Ok(Some(v)),
             NanPolicy::Keep | NanPolicy::Impute => Ok(Some(v)),

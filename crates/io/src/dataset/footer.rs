@@ -11,6 +11,8 @@ use arrow::datatypes::{DataType, Schema};
 use bytes::Bytes;
 use memmap2::Mmap;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
+use parquet::errors::ParquetError;
+use parquet::file::metadata::ParquetMetaData;
 use parquet::file::statistics::Statistics;
 use std::path::Path;
 use std::sync::Arc;
@@ -81,11 +83,13 @@ pub(crate) fn read_footer(found: Found, first_row: u64) -> Result<ShardMeta> {
         }
     };
     let md = arrow.metadata();
+    check_layout(&path, md, file_len)?;
     let mut row_group_starts = Vec::with_capacity(md.num_row_groups() + 1);
     let mut n = 0u64;
     for rg in md.row_groups() {
         row_group_starts.push(n);
-        n += rg.num_rows().max(0) as u64;
+        // Non-negative and summing without overflow: checked above.
+        n += rg.num_rows() as u64;
     }
     row_group_starts.push(n);
     let info = ShardInfo {
@@ -97,6 +101,37 @@ pub(crate) fn read_footer(found: Found, first_row: u64) -> Result<ShardMeta> {
         partitions: found.partitions,
     };
     Ok(ShardMeta { info, location: found.location, file_len, arrow, row_group_starts, remote })
+}
+
+/// Refuses a footer whose row counts or column chunk positions cannot be
+/// true of this file: the parquet crate trusts them (and panics on some,
+/// e.g. a negative offset), so a damaged footer is caught here, before any
+/// reader uses it.
+fn check_layout(path: &Path, md: &ParquetMetaData, file_len: u64) -> Result<()> {
+    let corrupt = |what: String| IoError::Footer { path: path.to_path_buf(), error: ParquetError::General(what) };
+    let mut rows = 0u64;
+    for (r, rg) in md.row_groups().iter().enumerate() {
+        let n = u64::try_from(rg.num_rows())
+            .map_err(|_| corrupt(format!("row group {r}: expected a row count, found {}", rg.num_rows())))?;
+        rows = rows
+            .checked_add(n)
+            .filter(|&t| t <= i64::MAX as u64)
+            .ok_or_else(|| corrupt(format!("row group {r}: row counts add up past 2^63")))?;
+        for (c, col) in rg.columns().iter().enumerate() {
+            let start = col.dictionary_page_offset().unwrap_or(col.data_page_offset());
+            let len = col.compressed_size();
+            let fits = start >= 0
+                && len >= 0
+                && col.data_page_offset() >= 0
+                && (start as u64).checked_add(len as u64).is_some_and(|end| end <= file_len);
+            if !fits {
+                return Err(corrupt(format!(
+                    "row group {r}, column {c}: expected a column chunk inside the file of {file_len} bytes, found {len} bytes at offset {start}"
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The label recorded by kapprox, if every shard records the same one.

@@ -207,6 +207,21 @@ fn decode_error(shard: &OpenShard, row_group: usize, column: Option<String>, err
     IoError::Decode { path: shard.path(), row_group, column, error }
 }
 
+/// Runs the parquet decoder, turning a panic into an error: some damaged
+/// pages make the parquet crate panic instead of failing (e.g. a
+/// dictionary-encoded page without a dictionary page), and a damaged file
+/// is bad input, not a bug.
+fn guarded<T>(decode: impl FnOnce() -> std::result::Result<T, ArrowError>) -> std::result::Result<T, ArrowError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(decode)).unwrap_or_else(|payload| {
+        let msg = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        Err(ArrowError::ParquetError(format!("corrupt data, the decoder gave up: {msg}")))
+    })
+}
+
 /// Re-decodes the row group column by column to name the one that fails.
 /// Only runs on the error path.
 fn failing_column<T: ChunkReader + Clone + 'static>(shard: &OpenShard, row_group: usize, input: &T) -> Option<String> {
@@ -214,15 +229,18 @@ fn failing_column<T: ChunkReader + Clone + 'static>(shard: &OpenShard, row_group
     for c in shard.spec.needed() {
         let Ok(root) = schema.index_of(c) else { continue };
         let mask = ProjectionMask::roots(shard.meta.arrow.metadata().file_metadata().schema_descr(), [root]);
-        let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(input.clone(), shard.meta.arrow.clone())
-            .with_row_groups(vec![row_group])
-            .with_projection(mask)
-            .with_batch_size(shard.spec.chunk_rows)
-            .build();
-        let failed = match reader {
-            Err(_) => true,
-            Ok(mut r) => r.any(|b| b.is_err()),
-        };
+        let failed = guarded(|| {
+            let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(input.clone(), shard.meta.arrow.clone())
+                .with_row_groups(vec![row_group])
+                .with_projection(mask)
+                .with_batch_size(shard.spec.chunk_rows)
+                .build();
+            Ok(match reader {
+                Err(_) => true,
+                Ok(mut r) => r.any(|b| b.is_err()),
+            })
+        })
+        .unwrap_or(true);
         if failed {
             return Some(c.to_string());
         }
@@ -244,16 +262,17 @@ fn decode_row_group<T: ChunkReader + Clone + 'static>(
     let rg_end = meta.row_group_starts[row_group + 1];
     let c = spec.chunk_rows as u64;
     let fail = |e: ArrowError| decode_error(shard, row_group, failing_column(shard, row_group, &input), e);
-    let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(input.clone(), meta.arrow.clone())
-        .with_row_groups(vec![row_group])
-        .with_projection(shard.projection.clone())
-        .with_batch_size(spec.chunk_rows)
-        .build()
-        .map_err(|e| fail(e.into()))?;
+    let mut reader = guarded(|| {
+        Ok(ParquetRecordBatchReaderBuilder::new_with_metadata(input.clone(), meta.arrow.clone())
+            .with_row_groups(vec![row_group])
+            .with_projection(shard.projection.clone())
+            .with_batch_size(spec.chunk_rows)
+            .build()?)
+    })
+    .map_err(fail)?;
     let mut cur = rg_start;
     let mut piece: Option<PieceBuf> = None;
-    for batch in reader {
-        let batch = batch.map_err(fail)?;
+    while let Some(batch) = guarded(|| reader.next().transpose()).map_err(fail)? {
         let cols =
             BatchColumns::new(shard, &batch).map_err(|(column, e)| decode_error(shard, row_group, Some(column), e))?;
         let nb = batch.num_rows();

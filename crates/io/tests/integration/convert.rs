@@ -315,7 +315,7 @@ fn output_directory_is_refused_replaced_or_left_alone() {
     run(&input, &out, &ConvertOptions::new()).unwrap();
     let err = run(&input, &out, &ConvertOptions::new()).unwrap_err();
     assert!(matches!(err, IoError::OutputExists { .. }));
-    assert_contains(&err.to_string(), &["output directory exists and is not empty"]);
+    assert_contains(&err.to_string(), &["out: output exists", "(pass --overwrite to replace it)"]);
     std::fs::write(&input, "a,b\n3,4\n5,6\n").unwrap();
     run(&input, &out, &ConvertOptions::new().with_overwrite(true)).unwrap();
     assert_eq!(read_back(&out).1.nrows(), 2);
@@ -331,4 +331,90 @@ fn output_directory_is_refused_replaced_or_left_alone() {
     assert!(!tmp.path().join(".fresh.tmp").exists());
     let names: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(names.len(), 3, "{names:?}");
+}
+
+/// Sizes read from the input are checked against the memory budget before
+/// anything is allocated; the error names the file, the line and the number.
+#[test]
+fn sizes_read_from_the_input_are_refused_before_allocating() {
+    let machine = ConvertOptions::new();
+    // One LIBSVM line asking for two billion columns (48 GB of f64 per
+    // 3-row batch and far more in the writer): refused by the default
+    // budget, whatever this machine has.
+    let (input, msg) = fails("big.svm", b"1 1:1\n-1 2000000000:1\n", &machine);
+    assert_contains(
+        &msg,
+        &[&format!(
+            "{}:2: feature index 2000000000 (2000000001 columns with the label) would need about",
+            input.display()
+        )],
+    );
+    assert_contains(&msg, &["more than the memory budget of", "give n_features"]);
+    let (_, msg) = fails("x.svm", b"1 1:1\n", &machine.clone().with_n_features(Some(usize::MAX)));
+    assert_contains(&msg, &["n_features 18446744073709551615", "more than the memory budget"]);
+    // A 20-byte IDX header declaring 2^32 x 2^16 pixels per image.
+    let (input, msg) = fails("x.idx", &idx_bytes(&[1, 65536, 65536, 65536], &[]), &machine);
+    assert_contains(
+        &msg,
+        &[&format!(
+            "{}: items of 65536 x 65536 x 65536 = 281474976710656 values (columns) would need",
+            input.display()
+        )],
+    );
+    // Dimensions whose product overflows 64 bits, and a zero dimension.
+    let (_, msg) = fails("x.idx", &idx_bytes(&[1, u32::MAX, u32::MAX, u32::MAX], &[]), &machine);
+    assert_contains(
+        &msg,
+        &[
+            "expected positive item dimensions whose product fits in 64 bits, found 1 x 4294967295 x 4294967295 x 4294967295",
+        ],
+    );
+    let (_, msg) = fails("x.idx", &idx_bytes(&[2, 0, 3], &[]), &machine);
+    assert_contains(&msg, &["found 2 x 0 x 3"]);
+    // A CSV header of 5000 columns under a 64 MiB budget (the measured
+    // overhead is ~31 KiB per column: 5000 columns need ~200 MiB).
+    let header: Vec<String> = (0..5000).map(|j| format!("c{j}")).collect();
+    let text = format!("{}\n{}\n", header.join(","), vec!["1"; 5000].join(","));
+    let small = ConvertOptions::new().with_max_memory(Some(64 << 20));
+    let (input, msg) = fails("wide.csv", text.as_bytes(), &small);
+    assert_contains(&msg, &[&format!("{}:1: 5000 columns would need about", input.display()), "64.0 MiB"]);
+    // ... which the default budget of a machine allows.
+    let tmp = tempfile::tempdir().unwrap();
+    let wide = tmp.path().join("wide.csv");
+    std::fs::write(&wide, &text).unwrap();
+    assert_eq!(run(&wide, &tmp.path().join("out"), &machine).unwrap().columns.len(), 5000);
+    // A line longer than the budget allows is refused, not buffered.
+    let long = format!("a,b\n1,{}\n", "9".repeat(3 << 20));
+    let (_, msg) = fails("long.csv", long.as_bytes(), &ConvertOptions::new().with_max_memory(Some(4 << 20)));
+    assert_contains(&msg, &["line 2 is longer than 1.0 MiB"]);
+}
+
+/// Values whose squares overflow would make the footer statistics infinite:
+/// they are refused with their location; statistics that are not finite
+/// (NaN kept on purpose) are left out of the footer rather than written as
+/// nulls that no reader accepts.
+#[test]
+fn footer_statistics_are_finite_or_absent() {
+    let (input, msg) = fails("huge.csv", b"a,b\n1,2\n3,1e300\n", &ConvertOptions::new());
+    assert_eq!(
+        msg,
+        format!(
+            "{}:3:2: column \"b\": expected a number of magnitude at most 1e100 (larger values overflow the column statistics), found \"1e300\"",
+            input.display()
+        )
+    );
+    let (_, msg) = fails("huge.svm", b"1 1:1\n-1e200 2:1\n", &ConvertOptions::new());
+    assert_contains(&msg, &[":2:1: column \"label\": expected a number of magnitude at most 1e100"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let ok = tmp.path().join("ok.csv");
+    std::fs::write(&ok, "a,b\n1,-1e100\n3,1e100\n").unwrap();
+    let r = run(&ok, &tmp.path().join("ok"), &ConvertOptions::new()).unwrap();
+    assert!(r.stats.is_finite(), "{:?}", r.stats);
+    assert!(Dataset::open(tmp.path().join("ok")).unwrap().stored_stats().unwrap().is_finite());
+    let nan = tmp.path().join("nan.csv");
+    std::fs::write(&nan, "a,b\n1,nan\n3,4\n").unwrap();
+    let keep = ConvertOptions::new().with_nan_policy(NanPolicy::Keep);
+    run(&nan, &tmp.path().join("nan"), &keep).unwrap();
+    let ds = Dataset::open(tmp.path().join("nan")).unwrap();
+    assert!(ds.stored_stats().is_none(), "non-finite statistics must not be stored");
 }

@@ -3,6 +3,7 @@
 mod categorical;
 mod convert;
 mod interop;
+mod output;
 mod python;
 mod reader;
 mod real_data;
