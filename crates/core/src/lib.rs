@@ -31,9 +31,11 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod cpu;
 pub mod dense;
 pub mod fastmath;
 pub mod fwht;
+pub mod gram;
 pub mod moments;
 pub mod rng;
 pub mod sparse;

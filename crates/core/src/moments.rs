@@ -4,30 +4,34 @@
 //! unpenalised intercept needs only `ZᵀZ`, `ZᵀY`, the column sums of `Z` and
 //! `Y`, `YᵀY` and `n`. All of them are blocks of one Gram matrix of the
 //! augmented rows `[z, 1, y]`, so [`Moments`] keeps that single symmetric
-//! `(l + 1 + k)²` matrix (lower triangle) and updates it with one triangular
-//! GEMM per block of rows.
+//! `(l + 1 + k)²` matrix (lower triangle) and updates it with one
+//! triangular product ([`crate::gram::syrk_lower_add`]) per block of rows.
 //!
 //! # Determinism
 //!
 //! Rows are buffered into blocks of [`BLOCK_ROWS`] consecutive rows of the
-//! stream, and each full block is added with the same GEMM call. The sum is
+//! stream, written straight into the kernel's packed layout, and each block
+//! is added to the Gram as one sum per element: a fused multiply-add chain
+//! over the block's rows in order, then one addition. The result is
 //! therefore the same sequence of floating-point operations whatever the
-//! caller's chunk sizes: feeding rows 1000 at a time or 65536 at a time, or
-//! from 1 or 7 shards read in order, gives bitwise-equal statistics. Merging
-//! accumulators from different workers reassociates the sum (equal to
-//! rounding, ~1e-16 relative), and is itself deterministic for a fixed merge
-//! order.
+//! caller's chunk sizes, the thread count or the instruction set: feeding
+//! rows 1000 at a time or 65536 at a time, or from 1 or 7 shards read in
+//! order, gives bitwise-equal statistics. Merging accumulators from
+//! different workers reassociates the sum (equal to rounding, ~1e-16
+//! relative), and is itself deterministic for a fixed merge order.
 #![allow(non_snake_case)]
 
-use crate::dense::{gram_lower_update, symmetrize_from_lower};
+use crate::dense::symmetrize_from_lower;
+use crate::gram::{PackedRows, syrk_lower_add};
 use crate::sparse::SparseRowsView;
 use faer::Par;
 use ndarray::{Array1, Array2, ArrayView2, ShapeBuilder, s};
 
 /// Rows per accumulation block. Fixed, because the summation order (and so
-/// the bitwise result) depends on it. 512 rows already run faer's
-/// triangular GEMM at the machine's peak (measured: 86 GFLOP/s on one core,
-/// 160 on two, for l = 1024).
+/// the bitwise result) depends on it. A block's products are summed in
+/// registers before touching the Gram, so the Gram is read and written once
+/// per 512 rows (the `ridge_accumulate` bench measures the rate), and a
+/// 512-row panel of one kernel tile's columns fits in L1.
 pub const BLOCK_ROWS: usize = 512;
 
 /// Mergeable accumulator of `ZᵀZ`, `ZᵀY`, `Σz`, `Σy`, `YᵀY` and `n`.
@@ -39,10 +43,9 @@ pub struct Moments {
     n_targets: usize,
     /// Lower triangle of the augmented Gram, column-major `(w, w)`.
     gram: Array2<f64>,
-    /// Buffered augmented rows, row-major `(BLOCK_ROWS, w)`; allocated on the
-    /// first dense update.
-    pending: Option<Array2<f64>>,
-    pending_rows: usize,
+    /// Buffered augmented rows, packed for the Gram kernel; allocated on
+    /// the first dense update.
+    pending: Option<PackedRows>,
     par: Par,
     sparse_entries_touched: u64,
 }
@@ -57,7 +60,6 @@ impl Moments {
             n_targets,
             gram: Array2::zeros((w, w).f()),
             pending: None,
-            pending_rows: 0,
             par: crate::dense_par(),
             sparse_entries_touched: 0,
         }
@@ -127,20 +129,14 @@ impl Moments {
         assert_eq!(z.nrows(), y.nrows(), "update: z has {} rows, y has {}", z.nrows(), y.nrows());
         let n = rows.map_or(z.nrows(), <[usize]>::len);
         let src = |i: usize| rows.map_or(i, |r| r[i]);
-        let mut done = 0;
-        while done < n {
-            let pending = self.pending.get_or_insert_with(|| Array2::zeros((BLOCK_ROWS, w)));
-            let take = (BLOCK_ROWS - self.pending_rows).min(n - done);
-            for t in 0..take {
-                let r = src(done + t);
-                let mut dst = pending.row_mut(self.pending_rows + t);
-                dst.slice_mut(s![0..l]).assign(&z.row(r));
-                dst[l] = 1.0;
-                dst.slice_mut(s![l + 1..]).assign(&y.row(r));
-            }
-            self.pending_rows += take;
-            done += take;
-            if self.pending_rows == BLOCK_ROWS {
+        for i in 0..n {
+            let pending = self.pending.get_or_insert_with(|| PackedRows::new(w, BLOCK_ROWS));
+            let r = src(i);
+            let slot = pending.push_row();
+            pending.set(slot, 0, z.row(r));
+            pending.set_value(slot, l, 1.0);
+            pending.set(slot, l + 1, y.row(r));
+            if pending.is_full() {
                 self.flush();
             }
         }
@@ -210,13 +206,10 @@ impl Moments {
     /// Adds the buffered rows (if any) into the Gram. Call before reading
     /// the statistics; [`Moments::merge`] and the accessors require it.
     pub fn flush(&mut self) {
-        if self.pending_rows == 0 {
-            return;
+        if let Some(pending) = self.pending.as_mut().filter(|p| !p.is_empty()) {
+            syrk_lower_add(self.gram.view_mut(), pending, 1.0, self.par);
+            pending.clear();
         }
-        let rows = self.pending_rows;
-        let pending = self.pending.as_ref().expect("pending rows without a buffer");
-        gram_lower_update(self.gram.view_mut(), pending.slice(s![0..rows, ..]), 1.0, self.par);
-        self.pending_rows = 0;
     }
 
     /// Adds `other`'s statistics to `self` (both are flushed first; `other`'s
@@ -229,9 +222,8 @@ impl Moments {
         assert_eq!((self.n_features, self.n_targets), (other.n_features, other.n_targets), "merge: shapes differ");
         self.flush();
         self.gram += &other.gram;
-        if other.pending_rows > 0 {
-            let p = other.pending.as_ref().expect("pending rows without a buffer");
-            gram_lower_update(self.gram.view_mut(), p.slice(s![0..other.pending_rows, ..]), 1.0, self.par);
+        if let Some(p) = other.pending.as_ref().filter(|p| !p.is_empty()) {
+            syrk_lower_add(self.gram.view_mut(), p, 1.0, self.par);
         }
         self.sparse_entries_touched += other.sparse_entries_touched;
     }
@@ -251,12 +243,12 @@ impl Moments {
     /// Whether every row added so far is in the Gram (no buffered rows), as
     /// the accessors require.
     pub fn is_flushed(&self) -> bool {
-        self.pending_rows == 0
+        self.pending.as_ref().is_none_or(PackedRows::is_empty)
     }
 
     #[track_caller]
     fn assert_flushed(&self) {
-        assert_eq!(self.pending_rows, 0, "Moments has buffered rows: call flush() first");
+        assert!(self.is_flushed(), "Moments has buffered rows: call flush() first");
     }
 
     /// Entries of `ZᵀZ` touched by sparse updates so far (a cost counter).

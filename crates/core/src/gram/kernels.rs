@@ -1,0 +1,202 @@
+//! The microkernels: one output tile `T = Σ_r a_r b_rᵀ` over `k` packed rows.
+//!
+//! A tile has `MR` rows (a few panels of the left operand) and `NR`
+//! columns (from one or two panels of the right operand). Every element is
+//! the chain `t ← fma(a_ri, b_rj, t)` from `t = 0` over `r = 0, 1, …, k−1`,
+//! whatever the instruction set and tile shape, so all kernels give the
+//! same bits.
+//!
+//! | level | panel | tile `MR × NR` | registers |
+//! | --- | --- | --- | --- |
+//! | AVX-512 | 8 | 24 × 8 | 24 accumulators + 3 loads + 1 broadcast of 32 |
+//! | AVX2+FMA | 4 | 8 × 6 | 12 accumulators + 2 loads + 1 broadcast of 16 |
+//! | portable | 4 | 8 × 4 | (compiler's choice) |
+
+/// Largest tile, in doubles (AVX-512: 24 × 8).
+pub(crate) const MAX_TILE: usize = 24 * 8;
+
+/// A microkernel: `k` rows; the left operand's first panel at `a` (the
+/// next ones `a_stride` apart); the right operand's tile columns from
+/// offset `off` of the panel at `b` on, continuing into `b + b_stride`;
+/// writes the tile column-major (`MR` rows) into `tile`.
+pub(crate) type Kernel = unsafe fn(
+    k: usize,
+    a: *const f64,
+    a_stride: usize,
+    b: *const f64,
+    b_stride: usize,
+    off: usize,
+    tile: &mut [f64; MAX_TILE],
+);
+
+/// The shape of a level's tiles.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Shape {
+    /// Panel width of the packed operands.
+    pub(crate) panel: usize,
+    /// Left-operand panels per tile (`MR = row_panels · panel`).
+    pub(crate) row_panels: usize,
+    /// Columns per tile.
+    pub(crate) nr: usize,
+}
+
+impl Shape {
+    pub(crate) fn mr(self) -> usize {
+        self.row_panels * self.panel
+    }
+}
+
+/// The portable kernel (panel width 4, tile 8 × 4): plain Rust,
+/// `f64::mul_add`.
+///
+/// # Safety
+/// `a`, `a + a_stride` and `b` must each be valid for `4k` reads; `off`
+/// is 0.
+pub(crate) unsafe fn portable(
+    k: usize,
+    a: *const f64,
+    a_stride: usize,
+    b: *const f64,
+    _b_stride: usize,
+    off: usize,
+    tile: &mut [f64; MAX_TILE],
+) {
+    const W: usize = 4;
+    debug_assert_eq!(off, 0);
+    let mut acc = [[0.0f64; 2 * W]; W];
+    for r in 0..k {
+        let mut x = [0.0; 2 * W];
+        for p in 0..2 {
+            for i in 0..W {
+                // SAFETY: within the panels, as the caller guarantees.
+                x[p * W + i] = unsafe { *a.add(p * a_stride + r * W + i) };
+            }
+        }
+        for (j, col) in acc.iter_mut().enumerate() {
+            // SAFETY: as above.
+            let bj = unsafe { *b.add(r * W + j) };
+            for (t, &xi) in col.iter_mut().zip(&x) {
+                *t = xi.mul_add(bj, *t);
+            }
+        }
+    }
+    for (j, col) in acc.iter().enumerate() {
+        tile[j * 2 * W..(j + 1) * 2 * W].copy_from_slice(col);
+    }
+}
+
+/// The AVX2+FMA kernel (panel width 4, tile 8 × 6): two vector loads and
+/// six broadcasts feed twelve FMAs per row, with the twelve accumulators,
+/// two loaded vectors and one broadcast in fifteen of the sixteen `ymm`
+/// registers. (A 12 × 4 tile needs seventeen once the compiler keeps two
+/// broadcasts in flight, and the spilled accumulator halves the rate.)
+/// The six columns start at offset `OFF` (0 or 2) of panel `b` and run
+/// into panel `b + b_stride`.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA; `a` and `a + a_stride` valid for
+/// `4k` reads, `b` and `b + b_stride` too.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn avx2_8x6<const OFF: usize>(
+    k: usize,
+    a: *const f64,
+    a_stride: usize,
+    b: *const f64,
+    b_stride: usize,
+    tile: &mut [f64; MAX_TILE],
+) {
+    use std::arch::x86_64::*;
+    let (a0, a1) = (a, a.wrapping_add(a_stride));
+    let col = |jj: usize| if OFF + jj < 4 { b.wrapping_add(OFF + jj) } else { b.wrapping_add(b_stride + OFF + jj - 4) };
+    let bp = [col(0), col(1), col(2), col(3), col(4), col(5)];
+    let mut c = [[_mm256_setzero_pd(); 2]; 6];
+    for r in 0..k {
+        // SAFETY: `4r + 3 < 4k`, inside every panel (caller's contract).
+        unsafe {
+            let x0 = _mm256_load_pd(a0.add(4 * r));
+            let x1 = _mm256_load_pd(a1.add(4 * r));
+            for (cj, p) in c.iter_mut().zip(&bp) {
+                let y = _mm256_broadcast_sd(&*p.add(4 * r));
+                cj[0] = _mm256_fmadd_pd(x0, y, cj[0]);
+                cj[1] = _mm256_fmadd_pd(x1, y, cj[1]);
+            }
+        }
+    }
+    let t = tile.as_mut_ptr();
+    for (j, cj) in c.iter().enumerate() {
+        // SAFETY: 8 · 6 ≤ MAX_TILE doubles, column j at 8·j.
+        unsafe {
+            _mm256_storeu_pd(t.add(8 * j), cj[0]);
+            _mm256_storeu_pd(t.add(8 * j + 4), cj[1]);
+        }
+    }
+}
+
+/// [`avx2_8x6`] for a tile whose first column is `j0` (a multiple of 6,
+/// so at offset 0 or 2 of its panel).
+///
+/// # Safety
+/// As [`avx2_8x6`].
+#[cfg(target_arch = "x86_64")]
+pub(crate) unsafe fn avx2(
+    k: usize,
+    a: *const f64,
+    a_stride: usize,
+    b: *const f64,
+    b_stride: usize,
+    off: usize,
+    tile: &mut [f64; MAX_TILE],
+) {
+    // SAFETY: forwarded contract.
+    unsafe {
+        if off == 0 {
+            avx2_8x6::<0>(k, a, a_stride, b, b_stride, tile)
+        } else {
+            debug_assert_eq!(off, 2);
+            avx2_8x6::<2>(k, a, a_stride, b, b_stride, tile)
+        }
+    }
+}
+
+/// The AVX-512F kernel (panel width 8, tile 24 × 8).
+///
+/// # Safety
+/// The CPU must support AVX-512F; `a`, `a + a_stride`, `a + 2·a_stride`
+/// and `b` valid for `8k` reads each; `off` is 0.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+pub(crate) unsafe fn avx512(
+    k: usize,
+    a: *const f64,
+    a_stride: usize,
+    b: *const f64,
+    _b_stride: usize,
+    off: usize,
+    tile: &mut [f64; MAX_TILE],
+) {
+    use std::arch::x86_64::*;
+    debug_assert_eq!(off, 0);
+    let (a0, a1, a2) = (a, a.wrapping_add(a_stride), a.wrapping_add(2 * a_stride));
+    let mut c = [[_mm512_setzero_pd(); 3]; 8];
+    for r in 0..k {
+        // SAFETY: `8r + 7 < 8k`, inside every panel (caller's contract).
+        unsafe {
+            let x = [_mm512_load_pd(a0.add(8 * r)), _mm512_load_pd(a1.add(8 * r)), _mm512_load_pd(a2.add(8 * r))];
+            let br = b.add(8 * r);
+            for (j, cj) in c.iter_mut().enumerate() {
+                let y = _mm512_set1_pd(*br.add(j));
+                for (cp, &xp) in cj.iter_mut().zip(&x) {
+                    *cp = _mm512_fmadd_pd(xp, y, *cp);
+                }
+            }
+        }
+    }
+    let t = tile.as_mut_ptr();
+    for (j, cj) in c.iter().enumerate() {
+        for (p, &v) in cj.iter().enumerate() {
+            // SAFETY: 24·8 = MAX_TILE doubles, column j at 24·j.
+            unsafe { _mm512_storeu_pd(t.add(24 * j + 8 * p), v) };
+        }
+    }
+}
