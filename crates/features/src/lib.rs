@@ -60,6 +60,7 @@ pub mod exact;
 pub mod fastfood;
 mod fourier;
 mod kernel;
+mod kernel_block;
 mod kind;
 mod map;
 pub mod nystrom;
