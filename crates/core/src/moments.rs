@@ -276,7 +276,9 @@ impl Moments {
     pub fn zz(&self) -> Array2<f64> {
         self.assert_flushed();
         let l = self.n_features;
-        let mut a = self.gram.slice(s![0..l, 0..l]).to_owned();
+        // Column-major like the Gram, so that the copy streams.
+        let mut a = Array2::zeros((l, l).f());
+        a.assign(&self.gram.slice(s![0..l, 0..l]));
         symmetrize_from_lower(a.view_mut());
         a
     }
@@ -331,11 +333,16 @@ impl Moments {
         let mut a = self.zz();
         let mut b = self.zy();
         let mut c = self.yy();
-        let zm = z_mean.view().insert_axis(ndarray::Axis(1));
-        let ym = y_mean.view().insert_axis(ndarray::Axis(1));
-        a.scaled_add(-n, &zm.dot(&zm.t()));
-        b.scaled_add(-n, &zm.dot(&ym.t()));
-        c.scaled_add(-n, &ym.dot(&ym.t()));
+        // Rank-one corrections `X −= n·(u vᵀ)` column by column (no (l, l)
+        // temporary; `n·(u_i v_j)` keeps A exactly symmetric).
+        let rank_one = |x: &mut Array2<f64>, u: &Array1<f64>, v: &Array1<f64>| {
+            for (mut col, &vj) in x.columns_mut().into_iter().zip(v) {
+                col.zip_mut_with(u, |x, &ui| *x -= n * (ui * vj));
+            }
+        };
+        rank_one(&mut a, &z_mean, &z_mean);
+        rank_one(&mut b, &z_mean, &y_mean);
+        rank_one(&mut c, &y_mean, &y_mean);
         CenteredMoments { a, b, c, z_mean, y_mean, n_samples: n }
     }
 

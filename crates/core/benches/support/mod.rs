@@ -158,6 +158,15 @@ pub(crate) fn timed(b: &mut Bencher<'_>, name: &str, flops: f64, threads: usize,
     });
 }
 
+/// The median per-iteration time of a recorded product, in seconds.
+pub(crate) fn median_seconds(name: &str) -> Option<f64> {
+    let r = RECORDS.lock().unwrap();
+    let x = r.iter().find(|x| x.name == name)?;
+    let mut s = x.seconds.clone();
+    s.sort_by(f64::total_cmp);
+    Some(s[s.len() / 2])
+}
+
 /// Prints the table of median rates against the peak of the threads used.
 pub(crate) fn table(m: &Machine) {
     let r = RECORDS.lock().unwrap();

@@ -31,7 +31,8 @@
 //! measurement (`ridge_accumulate` bench).
 //!
 //! Cost: `k · m · n · 2` flops for [`gemm_tn_add`], `k · n · (n + 1)` for
-//! [`syrk_lower_add`] (lower triangle only, up to tile granularity).
+//! [`syrk_lower_add`] and [`gemm_tn_lower_add`] (lower triangle only, up to
+//! tile granularity).
 
 mod kernels;
 mod pack;
@@ -103,6 +104,32 @@ pub fn gemm_tn_add(c: ArrayViewMut2<'_, f64>, a: &PackedRows, b: &PackedRows, al
     assert_eq!(a.len(), b.len(), "gemm_tn_add: A has {} rows, B has {}", a.len(), b.len());
     assert_eq!(a.simd(), b.simd(), "gemm_tn_add: operands packed for different instruction sets");
     product(c, a, b, alpha, false, par);
+}
+
+/// The lower triangle of `C += alpha · AᵀB` (square `c (m, m)`, `a (k, m)`,
+/// `b (k, m)`): e.g. a symmetric rank-`2k` update `C −= [W V]ᵀ[V W]`
+/// written as one product over `2k` packed rows.
+///
+/// Bitwise the same for every `par`, thread count and instruction set.
+///
+/// Cost: `k · m · (m + 1)` flops.
+///
+/// # Panics
+/// As [`gemm_tn_add`], and `c` must be square.
+#[track_caller]
+pub fn gemm_tn_lower_add(c: ArrayViewMut2<'_, f64>, a: &PackedRows, b: &PackedRows, alpha: f64, par: Par) {
+    assert_eq!(c.nrows(), c.ncols(), "gemm_tn_lower_add: C is {:?}, not square", c.dim());
+    assert_eq!(
+        c.dim(),
+        (a.n_cols(), b.n_cols()),
+        "gemm_tn_lower_add: C is {:?}, A has {} and B {} columns",
+        c.dim(),
+        a.n_cols(),
+        b.n_cols()
+    );
+    assert_eq!(a.len(), b.len(), "gemm_tn_lower_add: A has {} rows, B has {}", a.len(), b.len());
+    assert_eq!(a.simd(), b.simd(), "gemm_tn_lower_add: operands packed for different instruction sets");
+    product(c, a, b, alpha, true, par);
 }
 
 #[track_caller]

@@ -97,6 +97,25 @@ fn gemm_tn_matches_a_naive_triple_loop_with_alpha() {
 }
 
 #[test]
+fn lower_gemm_touches_only_the_lower_triangle() {
+    for simd in levels() {
+        let (k, m) = (64, 77);
+        let a = random(k, m, 11);
+        let b = random(k, m, 12);
+        let (pa, pb) = (PackedRows::from_rows_with(simd, a.view()), PackedRows::from_rows_with(simd, b.view()));
+        let mut c = Array2::from_elem((m, m).f(), 3.0);
+        gemm_tn_lower_add(c.view_mut(), &pa, &pb, 1.0, Par::rayon(0));
+        let chain = fma_chain_tn(a.view(), b.view());
+        for j in 0..m {
+            for i in 0..m {
+                let want = if i >= j { 3.0 + chain[[i, j]] } else { 3.0 };
+                assert_eq!(c[[i, j]], want, "{simd:?} ({i}, {j})");
+            }
+        }
+    }
+}
+
+#[test]
 fn results_are_bitwise_equal_across_thread_counts_and_levels() {
     let a = random(512, 301, 3);
     let b = random(512, 77, 4);
