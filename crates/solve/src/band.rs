@@ -108,32 +108,23 @@ impl BandReduction {
         let basis = as_faer(self.work.slice(s![p.row..l, p.col..p.col + kb]));
         let k = y.ncols();
         let rows = y.subrows_mut(p.row, l - p.row);
-        let req = if transpose {
-            householder::apply_block_householder_transpose_on_the_left_in_place_scratch::<f64>(l - p.row, kb, k)
+        let (scratch, apply) = if transpose {
+            (
+                householder::apply_block_householder_transpose_on_the_left_in_place_scratch::<f64>
+                    as fn(usize, usize, usize) -> _,
+                householder::apply_block_householder_transpose_on_the_left_in_place_with_conj::<f64>
+                    as fn(_, _, _, _, _, &mut MemStack),
+            )
         } else {
-            householder::apply_block_householder_on_the_left_in_place_scratch::<f64>(l - p.row, kb, k)
+            (
+                householder::apply_block_householder_on_the_left_in_place_scratch::<f64>
+                    as fn(usize, usize, usize) -> _,
+                householder::apply_block_householder_on_the_left_in_place_with_conj::<f64>
+                    as fn(_, _, _, _, _, &mut MemStack),
+            )
         };
-        let mut mem = MemBuffer::new(req);
-        let stack = MemStack::new(&mut mem);
-        if transpose {
-            householder::apply_block_householder_transpose_on_the_left_in_place_with_conj(
-                basis,
-                p.t.as_ref(),
-                Conj::No,
-                rows,
-                par,
-                stack,
-            );
-        } else {
-            householder::apply_block_householder_on_the_left_in_place_with_conj(
-                basis,
-                p.t.as_ref(),
-                Conj::No,
-                rows,
-                par,
-                stack,
-            );
-        }
+        let mut mem = MemBuffer::new(scratch(l - p.row, kb, k));
+        apply(basis, p.t.as_ref(), Conj::No, rows, par, MemStack::new(&mut mem));
     }
 
     /// `B` as a dense symmetric matrix (for the eigen fallback).

@@ -15,19 +15,23 @@
 /// Largest tile, in doubles (AVX-512: 24 × 8).
 pub(crate) const MAX_TILE: usize = 24 * 8;
 
-/// A microkernel: `k` rows; the left operand's first panel at `a` (the
-/// next ones `a_stride` apart); the right operand's tile columns from
-/// offset `off` of the panel at `b` on, continuing into `b + b_stride`;
-/// writes the tile column-major (`MR` rows) into `tile`.
-pub(crate) type Kernel = unsafe fn(
-    k: usize,
-    a: *const f64,
-    a_stride: usize,
-    b: *const f64,
-    b_stride: usize,
-    off: usize,
-    tile: &mut [f64; MAX_TILE],
-);
+/// Where a tile's operands are: `k` rows; the left operand's first panel
+/// at `a` (the next ones `a_stride` apart); the right operand's tile
+/// columns from offset `off` of the panel at `b` on, continuing into
+/// `b + b_stride`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Operands {
+    pub(crate) k: usize,
+    pub(crate) a: *const f64,
+    pub(crate) a_stride: usize,
+    pub(crate) b: *const f64,
+    pub(crate) b_stride: usize,
+    pub(crate) off: usize,
+}
+
+/// A microkernel: writes the tile of `ops` column-major (`MR` rows) into
+/// `tile`.
+pub(crate) type Kernel = unsafe fn(ops: Operands, tile: &mut [f64; MAX_TILE]);
 
 /// The shape of a level's tiles.
 #[derive(Clone, Copy, Debug)]
@@ -52,16 +56,9 @@ impl Shape {
 /// # Safety
 /// `a`, `a + a_stride` and `b` must each be valid for `4k` reads; `off`
 /// is 0.
-pub(crate) unsafe fn portable(
-    k: usize,
-    a: *const f64,
-    a_stride: usize,
-    b: *const f64,
-    _b_stride: usize,
-    off: usize,
-    tile: &mut [f64; MAX_TILE],
-) {
+pub(crate) unsafe fn portable(ops: Operands, tile: &mut [f64; MAX_TILE]) {
     const W: usize = 4;
+    let Operands { k, a, a_stride, b, off, .. } = ops;
     debug_assert_eq!(off, 0);
     let mut acc = [[0.0f64; 2 * W]; W];
     for r in 0..k {
@@ -98,15 +95,9 @@ pub(crate) unsafe fn portable(
 /// `4k` reads, `b` and `b + b_stride` too.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn avx2_8x6<const OFF: usize>(
-    k: usize,
-    a: *const f64,
-    a_stride: usize,
-    b: *const f64,
-    b_stride: usize,
-    tile: &mut [f64; MAX_TILE],
-) {
+unsafe fn avx2_8x6<const OFF: usize>(ops: Operands, tile: &mut [f64; MAX_TILE]) {
     use std::arch::x86_64::*;
+    let Operands { k, a, a_stride, b, b_stride, .. } = ops;
     let (a0, a1) = (a, a.wrapping_add(a_stride));
     let col = |jj: usize| if OFF + jj < 4 { b.wrapping_add(OFF + jj) } else { b.wrapping_add(b_stride + OFF + jj - 4) };
     let bp = [col(0), col(1), col(2), col(3), col(4), col(5)];
@@ -139,22 +130,14 @@ unsafe fn avx2_8x6<const OFF: usize>(
 /// # Safety
 /// As [`avx2_8x6`].
 #[cfg(target_arch = "x86_64")]
-pub(crate) unsafe fn avx2(
-    k: usize,
-    a: *const f64,
-    a_stride: usize,
-    b: *const f64,
-    b_stride: usize,
-    off: usize,
-    tile: &mut [f64; MAX_TILE],
-) {
+pub(crate) unsafe fn avx2(ops: Operands, tile: &mut [f64; MAX_TILE]) {
     // SAFETY: forwarded contract.
     unsafe {
-        if off == 0 {
-            avx2_8x6::<0>(k, a, a_stride, b, b_stride, tile)
+        if ops.off == 0 {
+            avx2_8x6::<0>(ops, tile)
         } else {
-            debug_assert_eq!(off, 2);
-            avx2_8x6::<2>(k, a, a_stride, b, b_stride, tile)
+            debug_assert_eq!(ops.off, 2);
+            avx2_8x6::<2>(ops, tile)
         }
     }
 }
@@ -166,16 +149,9 @@ pub(crate) unsafe fn avx2(
 /// and `b` valid for `8k` reads each; `off` is 0.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-pub(crate) unsafe fn avx512(
-    k: usize,
-    a: *const f64,
-    a_stride: usize,
-    b: *const f64,
-    _b_stride: usize,
-    off: usize,
-    tile: &mut [f64; MAX_TILE],
-) {
+pub(crate) unsafe fn avx512(ops: Operands, tile: &mut [f64; MAX_TILE]) {
     use std::arch::x86_64::*;
+    let Operands { k, a, a_stride, b, off, .. } = ops;
     debug_assert_eq!(off, 0);
     let (a0, a1, a2) = (a, a.wrapping_add(a_stride), a.wrapping_add(2 * a_stride));
     let mut c = [[_mm512_setzero_pd(); 3]; 8];

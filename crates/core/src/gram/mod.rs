@@ -41,7 +41,7 @@ pub use pack::PackedRows;
 
 use crate::cpu::Simd;
 use faer::Par;
-use kernels::{Kernel, MAX_TILE, Shape};
+use kernels::{Kernel, MAX_TILE, Operands, Shape};
 use ndarray::{ArrayViewMut2, ShapeBuilder};
 use rayon::prelude::*;
 
@@ -93,16 +93,7 @@ pub fn syrk_lower_add(c: ArrayViewMut2<'_, f64>, a: &PackedRows, alpha: f64, par
 /// packed for the same available instruction set.
 #[track_caller]
 pub fn gemm_tn_add(c: ArrayViewMut2<'_, f64>, a: &PackedRows, b: &PackedRows, alpha: f64, par: Par) {
-    assert_eq!(
-        c.dim(),
-        (a.n_cols(), b.n_cols()),
-        "gemm_tn_add: C is {:?}, A has {} and B {} columns",
-        c.dim(),
-        a.n_cols(),
-        b.n_cols()
-    );
-    assert_eq!(a.len(), b.len(), "gemm_tn_add: A has {} rows, B has {}", a.len(), b.len());
-    assert_eq!(a.simd(), b.simd(), "gemm_tn_add: operands packed for different instruction sets");
+    check_operands("gemm_tn_add", c.dim(), a, b);
     product(c, a, b, alpha, false, par);
 }
 
@@ -119,17 +110,22 @@ pub fn gemm_tn_add(c: ArrayViewMut2<'_, f64>, a: &PackedRows, b: &PackedRows, al
 #[track_caller]
 pub fn gemm_tn_lower_add(c: ArrayViewMut2<'_, f64>, a: &PackedRows, b: &PackedRows, alpha: f64, par: Par) {
     assert_eq!(c.nrows(), c.ncols(), "gemm_tn_lower_add: C is {:?}, not square", c.dim());
+    check_operands("gemm_tn_lower_add", c.dim(), a, b);
+    product(c, a, b, alpha, true, par);
+}
+
+/// The shape checks of an `AᵀB` product into `c_dim`.
+#[track_caller]
+fn check_operands(what: &str, c_dim: (usize, usize), a: &PackedRows, b: &PackedRows) {
     assert_eq!(
-        c.dim(),
+        c_dim,
         (a.n_cols(), b.n_cols()),
-        "gemm_tn_lower_add: C is {:?}, A has {} and B {} columns",
-        c.dim(),
+        "{what}: C is {c_dim:?}, A has {} and B {} columns",
         a.n_cols(),
         b.n_cols()
     );
-    assert_eq!(a.len(), b.len(), "gemm_tn_lower_add: A has {} rows, B has {}", a.len(), b.len());
-    assert_eq!(a.simd(), b.simd(), "gemm_tn_lower_add: operands packed for different instruction sets");
-    product(c, a, b, alpha, true, par);
+    assert_eq!(a.len(), b.len(), "{what}: A has {} rows, B has {}", a.len(), b.len());
+    assert_eq!(a.simd(), b.simd(), "{what}: operands packed for different instruction sets");
 }
 
 #[track_caller]
@@ -146,9 +142,10 @@ fn product(mut c: ArrayViewMut2<'_, f64>, a: &PackedRows, b: &PackedRows, alpha:
     if c.strides()[0] == 1 && c.strides()[1] >= m as isize {
         let ldc = c.strides()[1] as usize;
         let parallel = !matches!(par, Par::Seq) && 2.0 * (a.len() * m) as f64 * n as f64 >= PARALLEL_FLOPS;
+        let product = Product { simd, c: Out(c.as_mut_ptr()), ldc, m, n, a, b, alpha, lower };
         // SAFETY: c is a live (m, n) view with unit row stride and column
         // stride ldc ≥ m, borrowed mutably for the call.
-        unsafe { run(simd, c.as_mut_ptr(), ldc, m, n, a, b, alpha, lower, parallel) };
+        unsafe { product.run(parallel) };
     } else {
         let mut t = ndarray::Array2::<f64>::zeros((m, n).f());
         t.assign(&c);
@@ -181,101 +178,89 @@ impl Out {
     }
 }
 
-/// # Safety
-/// `c` points to an `(m, n)` column-major matrix with column stride `ldc`,
-/// valid and unaliased for the call.
-unsafe fn run(
+/// One product `C (+)= alpha · AᵀB` (lower triangle only if `lower`) into
+/// the column-major `(m, n)` matrix at `c` with column stride `ldc`.
+struct Product<'a> {
     simd: Simd,
-    c: *mut f64,
+    c: Out,
     ldc: usize,
     m: usize,
     n: usize,
-    a: &PackedRows,
-    b: &PackedRows,
+    a: &'a PackedRows,
+    b: &'a PackedRows,
     alpha: f64,
     lower: bool,
-    parallel: bool,
-) {
-    let (_, shape) = kernel_for(simd);
-    let (mr, nr) = (shape.mr(), shape.nr);
-    let (mc, nc) = (MC.div_ceil(mr) * mr, NC.div_ceil(nr) * nr);
-    let mut blocks = Vec::new();
-    for jc in (0..n).step_by(nc) {
-        for ic in (0..m).step_by(mc) {
-            // Skip blocks entirely above the diagonal.
-            if !lower || ic + mc > jc {
-                blocks.push((ic, jc));
-            }
-        }
-    }
-    let out = Out(c);
-    let task = |&(ic, jc): &(usize, usize)| {
-        // SAFETY: blocks are disjoint; the caller's contract covers C.
-        unsafe { block(simd, out.ptr(), ldc, m, n, a, b, alpha, lower, ic, jc, mc, nc) }
-    };
-    if parallel {
-        blocks.par_iter().for_each(task);
-    } else {
-        blocks.iter().for_each(task);
-    }
 }
 
-/// One `mc × nc` block of `C` at `(ic, jc)`.
-///
-/// # Safety
-/// As [`run`]; no other task touches this block.
-unsafe fn block(
-    simd: Simd,
-    c: *mut f64,
-    ldc: usize,
-    m: usize,
-    n: usize,
-    a: &PackedRows,
-    b: &PackedRows,
-    alpha: f64,
-    lower: bool,
-    ic: usize,
-    jc: usize,
-    mc: usize,
-    nc: usize,
-) {
-    let (kernel, shape) = kernel_for(simd);
-    let w = shape.panel;
-    debug_assert_eq!(w, a.panel_width());
-    let (mr, nr) = (shape.mr(), shape.nr);
-    let k = a.len();
-    let (ap, bp) = (a.as_slice().as_ptr(), b.as_slice().as_ptr());
-    let (a_stride, b_stride) = (a.panel_stride(), b.panel_stride());
-    debug_assert!(m.div_ceil(w) <= a.n_panels() && n.div_ceil(w) <= b.n_panels());
-    let mut tile = [0.0f64; MAX_TILE];
-    for j0 in (jc..(jc + nc).min(n)).step_by(nr) {
-        for i0 in (ic..(ic + mc).min(m)).step_by(mr) {
-            if lower && i0 + mr <= j0 {
-                continue;
+impl Product<'_> {
+    /// # Safety
+    /// `c` points to an `(m, n)` column-major matrix with column stride
+    /// `ldc`, valid and unaliased for the call.
+    unsafe fn run(&self, parallel: bool) {
+        let (_, shape) = kernel_for(self.simd);
+        let (mr, nr) = (shape.mr(), shape.nr);
+        let (mc, nc) = (MC.div_ceil(mr) * mr, NC.div_ceil(nr) * nr);
+        let mut blocks = Vec::new();
+        for jc in (0..self.n).step_by(nc) {
+            for ic in (0..self.m).step_by(mc) {
+                // Skip blocks entirely above the diagonal.
+                if !self.lower || ic + mc > jc {
+                    blocks.push((ic, jc));
+                }
             }
-            // SAFETY: i0 is a multiple of MR and j0 of NR, so the tile's
-            // panels exist (allocations hold a spare panel and are rounded
-            // up, see `PackedRows`); every panel holds `capacity ≥ k` rows.
-            unsafe {
-                kernel(
+        }
+        // SAFETY: blocks are disjoint; the caller's contract covers C.
+        let task = |&(ic, jc): &(usize, usize)| unsafe { self.block(ic, jc, mc, nc) };
+        if parallel {
+            blocks.par_iter().for_each(task);
+        } else {
+            blocks.iter().for_each(task);
+        }
+    }
+
+    /// One `mc × nc` block of `C` at `(ic, jc)`.
+    ///
+    /// # Safety
+    /// As [`Product::run`]; no other task touches this block.
+    unsafe fn block(&self, ic: usize, jc: usize, mc: usize, nc: usize) {
+        let Product { simd, ldc, m, n, a, b, alpha, lower, .. } = *self;
+        let c = self.c.ptr();
+        let (kernel, shape) = kernel_for(simd);
+        let w = shape.panel;
+        debug_assert_eq!(w, a.panel_width());
+        let (mr, nr) = (shape.mr(), shape.nr);
+        let k = a.len();
+        let (ap, bp) = (a.as_slice().as_ptr(), b.as_slice().as_ptr());
+        let (a_stride, b_stride) = (a.panel_stride(), b.panel_stride());
+        debug_assert!(m.div_ceil(w) <= a.n_panels() && n.div_ceil(w) <= b.n_panels());
+        let mut tile = [0.0f64; MAX_TILE];
+        for j0 in (jc..(jc + nc).min(n)).step_by(nr) {
+            for i0 in (ic..(ic + mc).min(m)).step_by(mr) {
+                if lower && i0 + mr <= j0 {
+                    continue;
+                }
+                // SAFETY: i0 is a multiple of MR and j0 of NR, so the tile's
+                // panels exist (allocations hold a spare panel and are rounded
+                // up, see `PackedRows`); every panel holds `capacity ≥ k` rows.
+                let ops = Operands {
                     k,
-                    ap.add((i0 / w) * a_stride),
+                    a: ap.wrapping_add((i0 / w) * a_stride),
                     a_stride,
-                    bp.add((j0 / w) * b_stride),
+                    b: bp.wrapping_add((j0 / w) * b_stride),
                     b_stride,
-                    j0 % w,
-                    &mut tile,
-                )
-            };
-            for jj in 0..nr.min(n - j0) {
-                let j = j0 + jj;
-                let lo = if lower { i0.max(j) } else { i0 };
-                let hi = (i0 + mr).min(m);
-                // SAFETY: (i, j) with i < m, j < n is inside C, in this
-                // task's block.
-                let col = unsafe { c.add(j * ldc) };
-                for (i, &t) in (lo..hi).zip(&tile[jj * mr + (lo - i0)..]) {
-                    unsafe { *col.add(i) += alpha * t };
+                    off: j0 % w,
+                };
+                unsafe { kernel(ops, &mut tile) };
+                for jj in 0..nr.min(n - j0) {
+                    let j = j0 + jj;
+                    let lo = if lower { i0.max(j) } else { i0 };
+                    let hi = (i0 + mr).min(m);
+                    // SAFETY: (i, j) with i < m, j < n is inside C, in this
+                    // task's block.
+                    let col = unsafe { c.add(j * ldc) };
+                    for (i, &t) in (lo..hi).zip(&tile[jj * mr + (lo - i0)..]) {
+                        unsafe { *col.add(i) += alpha * t };
+                    }
                 }
             }
         }

@@ -98,6 +98,20 @@ fn multi_target_solve_equals_per_target_solves() {
     }
 }
 
+/// The Cholesky fit at `alpha` (no fallback allowed).
+fn cholesky_refit(m: &kapprox_core::Moments, alpha: f64, intercept: bool) -> kapprox_solve::RidgeSolution {
+    let fit = Ridge::params()
+        .with_alpha(alpha)
+        .with_fit_intercept(intercept)
+        .with_fallback(Fallback::Error)
+        .check()
+        .unwrap()
+        .fit(m)
+        .unwrap();
+    assert_eq!(fit.info.method, SolveMethod::Cholesky);
+    fit
+}
+
 #[test]
 fn alpha_path_equals_cholesky_refit_at_every_alpha() {
     // Gram condition ~1e4: eps · l · cond ≈ 1e-10, well under 1e-9.
@@ -112,15 +126,7 @@ fn alpha_path_equals_cholesky_refit_at_every_alpha() {
         alphas.push(0.0);
         for &alpha in &alphas {
             let from_path = path.model(alpha).unwrap();
-            let refit = Ridge::params()
-                .with_alpha(alpha)
-                .with_fit_intercept(intercept)
-                .with_fallback(Fallback::Error)
-                .check()
-                .unwrap()
-                .fit(&m)
-                .unwrap();
-            assert_eq!(refit.info.method, SolveMethod::Cholesky);
+            let refit = cholesky_refit(&m, alpha, intercept);
             let ew = rel_err(&from_path.coef, &refit.model.coef);
             let eb = (&from_path.intercept - &refit.model.intercept).iter().fold(0.0f64, |a, v| a.max(v.abs()))
                 / refit.model.intercept.iter().fold(1.0f64, |a, v| a.max(v.abs()));
@@ -144,14 +150,7 @@ fn alpha_path_over_several_band_panels_equals_cholesky_refits() {
         for alpha in log_grid(1e-3, 1e3, 7).unwrap() {
             let sol = path.solution(alpha).unwrap();
             assert_eq!(sol.info.method, SolveMethod::BandCholesky);
-            let refit = Ridge::params()
-                .with_alpha(alpha)
-                .with_fit_intercept(intercept)
-                .with_fallback(Fallback::Error)
-                .check()
-                .unwrap()
-                .fit(&m)
-                .unwrap();
+            let refit = cholesky_refit(&m, alpha, intercept);
             let bound = EPS * l as f64 * cond_shifted(z.view(), alpha, intercept);
             let ew = rel_err(&sol.model.coef, &refit.model.coef);
             // Both solves are backward stable: they agree to O(ε l κ).
