@@ -8,6 +8,8 @@
 //! - `moments_update/l`: one block of 512 rows into `Moments::new(l, 1)`
 //!   (the augmented Gram has width `w = l + 2`; `512 · w · (w + 1)` flops),
 //!   on every rayon thread;
+//! - `moments_update_f32/l`: the same with `f32` features
+//!   (`Moments::update_f32`), against twice the f64 peak;
 //! - `faer_triangular/l`: the same product through faer's triangular GEMM
 //!   split into `DENSE_SPLIT` tasks (the previous implementation), as the
 //!   baseline;
@@ -71,6 +73,27 @@ fn bench_moments(c: &mut Criterion) {
     g.finish();
 }
 
+fn bench_moments_f32(c: &mut Criterion) {
+    let threads = rayon::current_num_threads();
+    let mut g = c.benchmark_group("moments_update_f32");
+    configure(&mut g);
+    for l in sizes() {
+        let w = (l + 2) as f64;
+        let flops = BLOCK_ROWS as f64 * w * (w + 1.0);
+        let z = rows(BLOCK_ROWS, l, 1).mapv(|v| v as f32);
+        let y = rows(BLOCK_ROWS, 1, 2);
+        let mut m = Moments::new(l, 1);
+        g.throughput(Throughput::Elements(flops as u64));
+        g.bench_function(BenchmarkId::from_parameter(l), |b| {
+            support::timed_f32(b, &format!("moments_update_f32 l={l}"), flops, threads, || {
+                m.update_f32(z.view(), y.view());
+                m.flush();
+            })
+        });
+    }
+    g.finish();
+}
+
 fn bench_faer_baseline(c: &mut Criterion) {
     let threads = rayon::current_num_threads();
     let mut g = c.benchmark_group("faer_triangular");
@@ -125,6 +148,7 @@ fn main() {
     let machine = support::machine();
     let mut c = Criterion::default().configure_from_args();
     bench_moments(&mut c);
+    bench_moments_f32(&mut c);
     bench_faer_baseline(&mut c);
     bench_tefm_sketch(&mut c);
     c.final_summary();

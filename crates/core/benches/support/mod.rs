@@ -133,6 +133,9 @@ struct Record {
     name: String,
     flops: f64,
     threads: usize,
+    /// Single-precision flops: measured against twice the f64 peak (every
+    /// SIMD level has twice the f32 lanes per FMA).
+    single: bool,
     seconds: Vec<f64>,
 }
 
@@ -141,7 +144,16 @@ static RECORDS: Mutex<Vec<Record>> = Mutex::new(Vec::new());
 /// Times `routine` through criterion's `iter_custom` and keeps the
 /// per-iteration times for the final table (`flops` per iteration, run on
 /// `threads` threads).
-pub(crate) fn timed(b: &mut Bencher<'_>, name: &str, flops: f64, threads: usize, mut routine: impl FnMut()) {
+pub(crate) fn timed(b: &mut Bencher<'_>, name: &str, flops: f64, threads: usize, routine: impl FnMut()) {
+    timed_as(b, name, flops, threads, false, routine);
+}
+
+/// [`timed`] for single-precision flops.
+pub(crate) fn timed_f32(b: &mut Bencher<'_>, name: &str, flops: f64, threads: usize, routine: impl FnMut()) {
+    timed_as(b, name, flops, threads, true, routine);
+}
+
+fn timed_as(b: &mut Bencher<'_>, name: &str, flops: f64, threads: usize, single: bool, mut routine: impl FnMut()) {
     b.iter_custom(|iters| {
         let t = Instant::now();
         for _ in 0..iters {
@@ -152,7 +164,7 @@ pub(crate) fn timed(b: &mut Bencher<'_>, name: &str, flops: f64, threads: usize,
         let per = e.as_secs_f64() / iters as f64;
         match r.iter_mut().find(|x| x.name == name) {
             Some(x) => x.seconds.push(per),
-            None => r.push(Record { name: name.to_string(), flops, threads, seconds: vec![per] }),
+            None => r.push(Record { name: name.to_string(), flops, threads, single, seconds: vec![per] }),
         }
         e
     });
@@ -175,12 +187,14 @@ pub(crate) fn table(m: &Machine) {
     }
     println!();
     println!("{:<44} {:>8} {:>10} {:>8}", "product", "threads", "GFLOP/s", "of peak");
+    println!("(f32 rows: of twice the f64 peak, the f32 FMA rate)");
     for x in r.iter() {
         let mut s = x.seconds.clone();
         s.sort_by(f64::total_cmp);
         let median = s[s.len() / 2];
         let rate = x.flops / median / 1e9;
         let peak = if x.threads >= m.cores { m.peak_total } else { m.peak_core * x.threads as f64 };
+        let peak = if x.single { 2.0 * peak } else { peak };
         println!("{:<44} {:>8} {:>10.1} {:>7.0}%", x.name, x.threads, rate, 100.0 * rate / peak);
     }
 }

@@ -23,6 +23,9 @@
 //!   everywhere.
 //! - **No packing pass.** The operands are [`PackedRows`], which producers
 //!   (e.g. [`Moments`](crate::Moments)) write rows into directly.
+//! - **Single precision where it is enough.** `PackedRows<f32>` runs the
+//!   same products with twice the lanes: each block's chains in `f32`,
+//!   widened and added to the `f64` output (see [`Element`]).
 //!
 //! Blocking (BLIS order): a task owns an `MC × NC` block of `C`; for each
 //! tile's worth of columns of the right operand (`k · NR` doubles, meant to
@@ -37,11 +40,11 @@
 mod kernels;
 mod pack;
 
-pub use pack::PackedRows;
+pub use pack::{Element, Microkernel, PackedRows};
 
 use crate::cpu::Simd;
 use faer::Par;
-use kernels::{Kernel, MAX_TILE, Operands, Shape};
+use kernels::{MAX_TILE, Operands};
 use ndarray::{ArrayViewMut2, ShapeBuilder};
 use rayon::prelude::*;
 
@@ -51,16 +54,6 @@ const MC: usize = 96;
 const NC: usize = 240;
 /// Below this many flops a product runs on the calling thread only.
 const PARALLEL_FLOPS: f64 = 4.0e6;
-
-fn kernel_for(simd: Simd) -> (Kernel, Shape) {
-    match simd {
-        #[cfg(target_arch = "x86_64")]
-        Simd::Avx512 => (kernels::avx512, Shape { panel: 8, row_panels: 3, nr: 8 }),
-        #[cfg(target_arch = "x86_64")]
-        Simd::Avx2Fma => (kernels::avx2, Shape { panel: 4, row_panels: 2, nr: 6 }),
-        _ => (kernels::portable, Shape { panel: 4, row_panels: 2, nr: 4 }),
-    }
-}
 
 /// `C_lower += alpha · AᵀA` for the rows of `a`, touching only the lower
 /// triangle of `c (n_cols, n_cols)`.
@@ -75,7 +68,7 @@ fn kernel_for(simd: Simd) -> (Kernel, Shape) {
 /// `c.dim() == (a.n_cols(), a.n_cols())` must hold, and the CPU must run
 /// `a.simd()`.
 #[track_caller]
-pub fn syrk_lower_add(c: ArrayViewMut2<'_, f64>, a: &PackedRows, alpha: f64, par: Par) {
+pub fn syrk_lower_add<T: Element>(c: ArrayViewMut2<'_, f64>, a: &PackedRows<T>, alpha: f64, par: Par) {
     let n = a.n_cols();
     assert_eq!(c.dim(), (n, n), "syrk_lower_add: C is {:?}, A has {n} columns", c.dim());
     product(c, a, a, alpha, true, par);
@@ -92,7 +85,7 @@ pub fn syrk_lower_add(c: ArrayViewMut2<'_, f64>, a: &PackedRows, alpha: f64, par
 /// `c.dim() == (a.n_cols(), b.n_cols())`, `a.len() == b.len()`, both
 /// packed for the same available instruction set.
 #[track_caller]
-pub fn gemm_tn_add(c: ArrayViewMut2<'_, f64>, a: &PackedRows, b: &PackedRows, alpha: f64, par: Par) {
+pub fn gemm_tn_add<T: Element>(c: ArrayViewMut2<'_, f64>, a: &PackedRows<T>, b: &PackedRows<T>, alpha: f64, par: Par) {
     check_operands("gemm_tn_add", c.dim(), a, b);
     product(c, a, b, alpha, false, par);
 }
@@ -108,7 +101,13 @@ pub fn gemm_tn_add(c: ArrayViewMut2<'_, f64>, a: &PackedRows, b: &PackedRows, al
 /// # Panics
 /// As [`gemm_tn_add`], and `c` must be square.
 #[track_caller]
-pub fn gemm_tn_lower_add(c: ArrayViewMut2<'_, f64>, a: &PackedRows, b: &PackedRows, alpha: f64, par: Par) {
+pub fn gemm_tn_lower_add<T: Element>(
+    c: ArrayViewMut2<'_, f64>,
+    a: &PackedRows<T>,
+    b: &PackedRows<T>,
+    alpha: f64,
+    par: Par,
+) {
     assert_eq!(c.nrows(), c.ncols(), "gemm_tn_lower_add: C is {:?}, not square", c.dim());
     check_operands("gemm_tn_lower_add", c.dim(), a, b);
     product(c, a, b, alpha, true, par);
@@ -116,7 +115,7 @@ pub fn gemm_tn_lower_add(c: ArrayViewMut2<'_, f64>, a: &PackedRows, b: &PackedRo
 
 /// The shape checks of an `AᵀB` product into `c_dim`.
 #[track_caller]
-fn check_operands(what: &str, c_dim: (usize, usize), a: &PackedRows, b: &PackedRows) {
+fn check_operands<T: Element>(what: &str, c_dim: (usize, usize), a: &PackedRows<T>, b: &PackedRows<T>) {
     assert_eq!(
         c_dim,
         (a.n_cols(), b.n_cols()),
@@ -129,7 +128,14 @@ fn check_operands(what: &str, c_dim: (usize, usize), a: &PackedRows, b: &PackedR
 }
 
 #[track_caller]
-fn product(mut c: ArrayViewMut2<'_, f64>, a: &PackedRows, b: &PackedRows, alpha: f64, lower: bool, par: Par) {
+fn product<T: Element>(
+    mut c: ArrayViewMut2<'_, f64>,
+    a: &PackedRows<T>,
+    b: &PackedRows<T>,
+    alpha: f64,
+    lower: bool,
+    par: Par,
+) {
     let simd = a.simd();
     assert!(simd.is_available(), "rows packed for {}, which this CPU does not run", simd.name());
     let (m, n) = c.dim();
@@ -180,24 +186,24 @@ impl Out {
 
 /// One product `C (+)= alpha · AᵀB` (lower triangle only if `lower`) into
 /// the column-major `(m, n)` matrix at `c` with column stride `ldc`.
-struct Product<'a> {
+struct Product<'a, T: Element> {
     simd: Simd,
     c: Out,
     ldc: usize,
     m: usize,
     n: usize,
-    a: &'a PackedRows,
-    b: &'a PackedRows,
+    a: &'a PackedRows<T>,
+    b: &'a PackedRows<T>,
     alpha: f64,
     lower: bool,
 }
 
-impl Product<'_> {
+impl<T: Element> Product<'_, T> {
     /// # Safety
     /// `c` points to an `(m, n)` column-major matrix with column stride
     /// `ldc`, valid and unaliased for the call.
     unsafe fn run(&self, parallel: bool) {
-        let (_, shape) = kernel_for(self.simd);
+        let Microkernel(_, shape) = T::microkernel(self.simd);
         let (mr, nr) = (shape.mr(), shape.nr);
         let (mc, nc) = (MC.div_ceil(mr) * mr, NC.div_ceil(nr) * nr);
         let mut blocks = Vec::new();
@@ -225,7 +231,7 @@ impl Product<'_> {
     unsafe fn block(&self, ic: usize, jc: usize, mc: usize, nc: usize) {
         let Product { simd, ldc, m, n, a, b, alpha, lower, .. } = *self;
         let c = self.c.ptr();
-        let (kernel, shape) = kernel_for(simd);
+        let Microkernel(kernel, shape) = T::microkernel(simd);
         let w = shape.panel;
         debug_assert_eq!(w, a.panel_width());
         let (mr, nr) = (shape.mr(), shape.nr);
@@ -233,7 +239,7 @@ impl Product<'_> {
         let (ap, bp) = (a.as_slice().as_ptr(), b.as_slice().as_ptr());
         let (a_stride, b_stride) = (a.panel_stride(), b.panel_stride());
         debug_assert!(m.div_ceil(w) <= a.n_panels() && n.div_ceil(w) <= b.n_panels());
-        let mut tile = [0.0f64; MAX_TILE];
+        let mut tile = [T::default(); MAX_TILE];
         for j0 in (jc..(jc + nc).min(n)).step_by(nr) {
             for i0 in (ic..(ic + mc).min(m)).step_by(mr) {
                 if lower && i0 + mr <= j0 {
@@ -259,7 +265,7 @@ impl Product<'_> {
                     // task's block.
                     let col = unsafe { c.add(j * ldc) };
                     for (i, &t) in (lo..hi).zip(&tile[jj * mr + (lo - i0)..]) {
-                        unsafe { *col.add(i) += alpha * t };
+                        unsafe { *col.add(i) += alpha * t.to_f64() };
                     }
                 }
             }

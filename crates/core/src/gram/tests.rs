@@ -139,6 +139,40 @@ fn results_are_bitwise_equal_across_thread_counts_and_levels() {
     }
 }
 
+/// The f32 products: every element is the single-precision FMA chain over
+/// the rows, widened, times alpha, added to C — at every level, on any
+/// number of threads.
+#[test]
+fn f32_products_are_the_single_precision_chain_at_every_level() {
+    let (k, m, n) = (300, 53, 29);
+    let a = random(k, m, 21).mapv(|v| v as f32);
+    let b = random(k, n, 22).mapv(|v| v as f32);
+    let chain = |x: &Array2<f32>, y: &Array2<f32>| {
+        Array2::from_shape_fn((x.ncols(), y.ncols()), |(i, j)| {
+            (0..k).fold(0.0f32, |t, r| x[[r, i]].mul_add(y[[r, j]], t)) as f64
+        })
+    };
+    let (want_tn, want_sq) = (chain(&a, &b) * 0.5, chain(&a, &a));
+    for simd in levels() {
+        for threads in [1, 2, 3] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| {
+                let (pa, pb) = (PackedRows::from_rows_with(simd, a.view()), PackedRows::from_rows_with(simd, b.view()));
+                let mut c = Array2::zeros((m, n).f());
+                gemm_tn_add(c.view_mut(), &pa, &pb, 0.5, Par::rayon(threads));
+                assert_eq!(c, want_tn, "{simd:?} on {threads} threads");
+                let mut g = Array2::zeros((m, m).f());
+                syrk_lower_add(g.view_mut(), &pa, 1.0, Par::rayon(threads));
+                for j in 0..m {
+                    for i in 0..m {
+                        assert_eq!(g[[i, j]], if i >= j { want_sq[[i, j]] } else { 0.0 }, "{simd:?} ({i}, {j})");
+                    }
+                }
+            });
+        }
+    }
+}
+
 #[test]
 fn strided_outputs_take_the_copy_path() {
     let a = random(20, 9, 5);
