@@ -52,43 +52,36 @@ fn configure(g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallT
     g.sample_size(10).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(3));
 }
 
-fn bench_moments(c: &mut Criterion) {
+/// `Moments` updates of 512-row blocks at every size, with features in
+/// `f64` or (`single`) `f32`.
+fn bench_moments(c: &mut Criterion, single: bool) {
     let threads = rayon::current_num_threads();
-    let mut g = c.benchmark_group("moments_update");
+    let name = if single { "moments_update_f32" } else { "moments_update" };
+    let mut g = c.benchmark_group(name);
     configure(&mut g);
     for l in sizes() {
         let w = (l + 2) as f64;
         let flops = BLOCK_ROWS as f64 * w * (w + 1.0);
         let z = rows(BLOCK_ROWS, l, 1);
+        let z32 = z.mapv(|v| v as f32);
         let y = rows(BLOCK_ROWS, 1, 2);
         let mut m = Moments::new(l, 1);
+        let label = format!("{name} l={l}");
         g.throughput(Throughput::Elements(flops as u64));
         g.bench_function(BenchmarkId::from_parameter(l), |b| {
-            support::timed(b, &format!("moments_update l={l}"), flops, threads, || {
-                m.update(z.view(), y.view());
+            let mut step = || {
+                if single {
+                    m.update_f32(z32.view(), y.view());
+                } else {
+                    m.update(z.view(), y.view());
+                }
                 m.flush();
-            })
-        });
-    }
-    g.finish();
-}
-
-fn bench_moments_f32(c: &mut Criterion) {
-    let threads = rayon::current_num_threads();
-    let mut g = c.benchmark_group("moments_update_f32");
-    configure(&mut g);
-    for l in sizes() {
-        let w = (l + 2) as f64;
-        let flops = BLOCK_ROWS as f64 * w * (w + 1.0);
-        let z = rows(BLOCK_ROWS, l, 1).mapv(|v| v as f32);
-        let y = rows(BLOCK_ROWS, 1, 2);
-        let mut m = Moments::new(l, 1);
-        g.throughput(Throughput::Elements(flops as u64));
-        g.bench_function(BenchmarkId::from_parameter(l), |b| {
-            support::timed_f32(b, &format!("moments_update_f32 l={l}"), flops, threads, || {
-                m.update_f32(z.view(), y.view());
-                m.flush();
-            })
+            };
+            if single {
+                support::timed_f32(b, &label, flops, threads, step)
+            } else {
+                support::timed(b, &label, flops, threads, &mut step)
+            }
         });
     }
     g.finish();
@@ -147,8 +140,8 @@ fn bench_tefm_sketch(c: &mut Criterion) {
 fn main() {
     let machine = support::machine();
     let mut c = Criterion::default().configure_from_args();
-    bench_moments(&mut c);
-    bench_moments_f32(&mut c);
+    bench_moments(&mut c, false);
+    bench_moments(&mut c, true);
     bench_faer_baseline(&mut c);
     bench_tefm_sketch(&mut c);
     c.final_summary();

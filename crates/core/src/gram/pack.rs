@@ -45,10 +45,10 @@ impl Element for f64 {
     fn microkernel(simd: Simd) -> Microkernel<f64> {
         match simd {
             #[cfg(target_arch = "x86_64")]
-            Simd::Avx512 => Microkernel(kernels::avx512, Shape { panel: 8, row_panels: 3, nr: 8 }),
+            Simd::Avx512 => Microkernel(kernels::avx512_f64, Shape { panel: 8, row_panels: 3, nr: 8 }),
             #[cfg(target_arch = "x86_64")]
-            Simd::Avx2Fma => Microkernel(kernels::avx2, Shape { panel: 4, row_panels: 2, nr: 6 }),
-            _ => Microkernel(kernels::portable, Shape { panel: 4, row_panels: 2, nr: 4 }),
+            Simd::Avx2Fma => Microkernel(kernels::avx2_f64, Shape { panel: 4, row_panels: 2, nr: 6 }),
+            _ => Microkernel(kernels::portable_f64, Shape { panel: 4, row_panels: 2, nr: 4 }),
         }
     }
 }
