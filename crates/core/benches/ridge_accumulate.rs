@@ -19,7 +19,9 @@
 //!
 //! `l = 16384` needs 2 GiB for the Gram and about a minute: set
 //! `KAPPROX_BENCH_16K=1` to include it. Run it with
-//! `cargo bench -p kapprox-core --bench ridge_accumulate`.
+//! `cargo bench -p kapprox-core --bench ridge_accumulate` on a quiet
+//! machine: the peak is measured before and after the runs (the larger
+//! one counts), but other load during the runs still lowers the rates.
 
 // criterion_group! generates undocumented public items.
 #![allow(missing_docs)]
