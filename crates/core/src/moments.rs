@@ -47,7 +47,9 @@ pub const BLOCK_ROWS: usize = 512;
 
 /// Mergeable accumulator of `ZᵀZ`, `ZᵀY`, `Σz`, `Σy`, `YᵀY` and `n`.
 ///
-/// Memory: `(l + 1 + k)² + BLOCK_ROWS · (l + 1 + k)` doubles.
+/// Memory: `(l + 1 + k)² + BLOCK_ROWS · (l + 1 + k)` doubles (the block's
+/// columns rounded up to whole panels), and `BLOCK_ROWS · (l + 1 + k)`
+/// floats more once [`Moments::update_f32`] is used.
 #[derive(Clone, Debug)]
 pub struct Moments {
     n_features: usize,
