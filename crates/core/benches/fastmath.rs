@@ -1,5 +1,6 @@
 //! Vectorised sin/cos against libm's scalar calls, on the argument range of
-//! random Fourier features.
+//! random Fourier features, and vectorised exp against libm on the range of
+//! kernel blocks (`exp(−d²/2σ²)`, arguments in `[−40, 0]`).
 
 // criterion_group! generates undocumented public items.
 #![allow(missing_docs)]
@@ -39,6 +40,16 @@ fn bench(c: &mut Criterion) {
                 (*so, *c) = v.sin_cos();
             }
         })
+    });
+    g.finish();
+
+    let mut g = c.benchmark_group("exp");
+    g.throughput(Throughput::Elements(n as u64));
+    let xe: Vec<f64> = x.iter().map(|v| -v.abs() * 4.0 / 3.0).collect();
+    let mut e = vec![0.0; n];
+    g.bench_function(BenchmarkId::new("exp", "kapprox"), |b| b.iter(|| fastmath::exp_into(black_box(&xe), &mut e)));
+    g.bench_function(BenchmarkId::new("exp", "libm"), |b| {
+        b.iter(|| black_box(&xe).iter().zip(e.iter_mut()).for_each(|(&v, o)| *o = v.exp()))
     });
     g.finish();
 }

@@ -10,7 +10,12 @@
 //! - [`moments`]: [`Moments`], the mergeable accumulator of ridge sufficient
 //!   statistics with a row-blocked, layout-independent summation order.
 //! - [`fwht`]: the in-place, batched fast Walsh–Hadamard transform.
-//! - [`fastmath`]: vectorised `sin`/`cos` over slices.
+//! - [`fastmath`]: vectorised `sin`/`cos`/`exp` over slices.
+//! - [`distance`]: vectorised ℓ1 distances and Cauchy products from a row
+//!   to many points.
+//! - [`gram`]: the Gram products `AᵀA`/`AᵀB` of the statistics, on every
+//!   core, bitwise independent of the thread count; [`cpu`]: run-time
+//!   SIMD detection.
 //! - [`sparse`]: fixed-nnz sparse rows, the output of sparse feature maps.
 //!
 //! This crate does no I/O and never prints.
@@ -31,9 +36,15 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#[macro_use]
+mod multiversion;
+
+pub mod cpu;
 pub mod dense;
+pub mod distance;
 pub mod fastmath;
 pub mod fwht;
+pub mod gram;
 pub mod moments;
 pub mod rng;
 pub mod sparse;

@@ -4,45 +4,63 @@
 //! unpenalised intercept needs only `ZᵀZ`, `ZᵀY`, the column sums of `Z` and
 //! `Y`, `YᵀY` and `n`. All of them are blocks of one Gram matrix of the
 //! augmented rows `[z, 1, y]`, so [`Moments`] keeps that single symmetric
-//! `(l + 1 + k)²` matrix (lower triangle) and updates it with one triangular
-//! GEMM per block of rows.
+//! `(l + 1 + k)²` matrix (lower triangle) and updates it with one
+//! triangular product ([`crate::gram::syrk_lower_add`]) per block of rows.
 //!
 //! # Determinism
 //!
 //! Rows are buffered into blocks of [`BLOCK_ROWS`] consecutive rows of the
-//! stream, and each full block is added with the same GEMM call. The sum is
+//! stream, written straight into the kernel's packed layout, and each block
+//! is added to the Gram as one sum per element: a fused multiply-add chain
+//! over the block's rows in order, then one addition. The result is
 //! therefore the same sequence of floating-point operations whatever the
-//! caller's chunk sizes: feeding rows 1000 at a time or 65536 at a time, or
-//! from 1 or 7 shards read in order, gives bitwise-equal statistics. Merging
-//! accumulators from different workers reassociates the sum (equal to
-//! rounding, ~1e-16 relative), and is itself deterministic for a fixed merge
-//! order.
+//! caller's chunk sizes, the thread count or the instruction set: feeding
+//! rows 1000 at a time or 65536 at a time, or from 1 or 7 shards read in
+//! order, gives bitwise-equal statistics. Merging accumulators from
+//! different workers reassociates the sum (equal to rounding, ~1e-16
+//! relative), and is itself deterministic for a fixed merge order.
+//!
+//! # Single precision
+//!
+//! [`Moments::update_f32`] takes `f32` features: each block's products run
+//! in single precision (twice the SIMD lanes) and the block's sums are
+//! widened and added to the same `f64` Gram. An element's block sum then
+//! carries a relative error of at most `γ₅₁₄ = 514·2⁻²⁴ ≈ 3e-5` of
+//! `Σ |z_i z_j|` over the block (typically `√512·2⁻²⁴ ≈ 1.3e-6`), on top of
+//! the `f64` sum over blocks; whether that is within the noise of a fit is
+//! the caller's call. A block holds rows of one precision: switching
+//! precision adds the partial block first.
 #![allow(non_snake_case)]
 
-use crate::dense::{gram_lower_update, symmetrize_from_lower};
+use crate::dense::symmetrize_from_lower;
+use crate::gram::{Element, PackedRows, syrk_lower_add};
 use crate::sparse::SparseRowsView;
 use faer::Par;
 use ndarray::{Array1, Array2, ArrayView2, ShapeBuilder, s};
 
 /// Rows per accumulation block. Fixed, because the summation order (and so
-/// the bitwise result) depends on it. 512 rows already run faer's
-/// triangular GEMM at the machine's peak (measured: 86 GFLOP/s on one core,
-/// 160 on two, for l = 1024).
+/// the bitwise result) depends on it. A block's products are summed in
+/// registers before touching the Gram, so the Gram is read and written once
+/// per 512 rows (the `ridge_accumulate` bench measures the rate), and a
+/// 512-row panel of one kernel tile's columns fits in L1.
 pub const BLOCK_ROWS: usize = 512;
 
 /// Mergeable accumulator of `ZᵀZ`, `ZᵀY`, `Σz`, `Σy`, `YᵀY` and `n`.
 ///
-/// Memory: `(l + 1 + k)² + BLOCK_ROWS · (l + 1 + k)` doubles.
+/// Memory: `(l + 1 + k)² + BLOCK_ROWS · (l + 1 + k)` doubles (the block's
+/// columns rounded up to whole panels), and `BLOCK_ROWS · (l + 1 + k)`
+/// floats more once [`Moments::update_f32`] is used.
 #[derive(Clone, Debug)]
 pub struct Moments {
     n_features: usize,
     n_targets: usize,
     /// Lower triangle of the augmented Gram, column-major `(w, w)`.
     gram: Array2<f64>,
-    /// Buffered augmented rows, row-major `(BLOCK_ROWS, w)`; allocated on the
-    /// first dense update.
-    pending: Option<Array2<f64>>,
-    pending_rows: usize,
+    /// Buffered augmented rows, packed for the Gram kernel; allocated on
+    /// the first dense update.
+    pending: Option<PackedRows>,
+    /// The same for rows added in single precision.
+    pending_f32: Option<PackedRows<f32>>,
     par: Par,
     sparse_entries_touched: u64,
 }
@@ -57,7 +75,7 @@ impl Moments {
             n_targets,
             gram: Array2::zeros((w, w).f()),
             pending: None,
-            pending_rows: 0,
+            pending_f32: None,
             par: crate::dense_par(),
             sparse_entries_touched: 0,
         }
@@ -119,28 +137,43 @@ impl Moments {
         self.update_rows(z, y, Some(rows));
     }
 
+    /// Adds rows with `f32` features (see the module docs, "Single
+    /// precision"): `z` has shape `(n_rows, l)`, `y` shape `(n_rows, k)`
+    /// (rounded to `f32` with the features).
+    ///
+    /// Cost: `n_rows · (l + 1 + k)²` single-precision flops (about half the
+    /// time of [`Moments::update`]), in blocks of [`BLOCK_ROWS`].
     #[track_caller]
-    fn update_rows(&mut self, z: ArrayView2<'_, f64>, y: ArrayView2<'_, f64>, rows: Option<&[usize]>) {
+    pub fn update_f32(&mut self, z: ArrayView2<'_, f32>, y: ArrayView2<'_, f64>) {
+        self.update_rows(z, y, None);
+    }
+
+    /// [`Moments::update_f32`] on the rows `rows` (ascending) only.
+    #[track_caller]
+    pub fn update_f32_selected(&mut self, z: ArrayView2<'_, f32>, y: ArrayView2<'_, f64>, rows: &[usize]) {
+        self.update_rows(z, y, Some(rows));
+    }
+
+    #[track_caller]
+    fn update_rows<T: Precision>(&mut self, z: ArrayView2<'_, T>, y: ArrayView2<'_, f64>, rows: Option<&[usize]>) {
         let (l, k, w) = (self.n_features, self.n_targets, self.width());
         assert_eq!(z.ncols(), l, "update: z has {} columns, expected {l}", z.ncols());
         assert_eq!(y.ncols(), k, "update: y has {} columns, expected {k}", y.ncols());
         assert_eq!(z.nrows(), y.nrows(), "update: z has {} rows, y has {}", z.nrows(), y.nrows());
+        // A block holds one precision: add the other one's partial block.
+        T::flush_other(self);
         let n = rows.map_or(z.nrows(), <[usize]>::len);
         let src = |i: usize| rows.map_or(i, |r| r[i]);
-        let mut done = 0;
-        while done < n {
-            let pending = self.pending.get_or_insert_with(|| Array2::zeros((BLOCK_ROWS, w)));
-            let take = (BLOCK_ROWS - self.pending_rows).min(n - done);
-            for t in 0..take {
-                let r = src(done + t);
-                let mut dst = pending.row_mut(self.pending_rows + t);
-                dst.slice_mut(s![0..l]).assign(&z.row(r));
-                dst[l] = 1.0;
-                dst.slice_mut(s![l + 1..]).assign(&y.row(r));
+        for i in 0..n {
+            let pending = T::pending(self).get_or_insert_with(|| PackedRows::new(w, BLOCK_ROWS));
+            let r = src(i);
+            let slot = pending.push_row();
+            pending.set(slot, 0, z.row(r));
+            pending.set_value(slot, l, T::from_f64(1.0));
+            for (t, &v) in y.row(r).iter().enumerate() {
+                pending.set_value(slot, l + 1 + t, T::from_f64(v));
             }
-            self.pending_rows += take;
-            done += take;
-            if self.pending_rows == BLOCK_ROWS {
+            if pending.is_full() {
                 self.flush();
             }
         }
@@ -210,13 +243,8 @@ impl Moments {
     /// Adds the buffered rows (if any) into the Gram. Call before reading
     /// the statistics; [`Moments::merge`] and the accessors require it.
     pub fn flush(&mut self) {
-        if self.pending_rows == 0 {
-            return;
-        }
-        let rows = self.pending_rows;
-        let pending = self.pending.as_ref().expect("pending rows without a buffer");
-        gram_lower_update(self.gram.view_mut(), pending.slice(s![0..rows, ..]), 1.0, self.par);
-        self.pending_rows = 0;
+        flush_into(&mut self.gram, &mut self.pending, self.par);
+        flush_into(&mut self.gram, &mut self.pending_f32, self.par);
     }
 
     /// Adds `other`'s statistics to `self` (both are flushed first; `other`'s
@@ -229,9 +257,11 @@ impl Moments {
         assert_eq!((self.n_features, self.n_targets), (other.n_features, other.n_targets), "merge: shapes differ");
         self.flush();
         self.gram += &other.gram;
-        if other.pending_rows > 0 {
-            let p = other.pending.as_ref().expect("pending rows without a buffer");
-            gram_lower_update(self.gram.view_mut(), p.slice(s![0..other.pending_rows, ..]), 1.0, self.par);
+        if let Some(p) = other.pending.as_ref().filter(|p| !p.is_empty()) {
+            syrk_lower_add(self.gram.view_mut(), p, 1.0, self.par);
+        }
+        if let Some(p) = other.pending_f32.as_ref().filter(|p| !p.is_empty()) {
+            syrk_lower_add(self.gram.view_mut(), p, 1.0, self.par);
         }
         self.sparse_entries_touched += other.sparse_entries_touched;
     }
@@ -251,12 +281,13 @@ impl Moments {
     /// Whether every row added so far is in the Gram (no buffered rows), as
     /// the accessors require.
     pub fn is_flushed(&self) -> bool {
-        self.pending_rows == 0
+        self.pending.as_ref().is_none_or(PackedRows::is_empty)
+            && self.pending_f32.as_ref().is_none_or(PackedRows::is_empty)
     }
 
     #[track_caller]
     fn assert_flushed(&self) {
-        assert_eq!(self.pending_rows, 0, "Moments has buffered rows: call flush() first");
+        assert!(self.is_flushed(), "Moments has buffered rows: call flush() first");
     }
 
     /// Entries of `ZᵀZ` touched by sparse updates so far (a cost counter).
@@ -284,7 +315,9 @@ impl Moments {
     pub fn zz(&self) -> Array2<f64> {
         self.assert_flushed();
         let l = self.n_features;
-        let mut a = self.gram.slice(s![0..l, 0..l]).to_owned();
+        // Column-major like the Gram, so that the copy streams.
+        let mut a = Array2::zeros((l, l).f());
+        a.assign(&self.gram.slice(s![0..l, 0..l]));
         symmetrize_from_lower(a.view_mut());
         a
     }
@@ -339,11 +372,16 @@ impl Moments {
         let mut a = self.zz();
         let mut b = self.zy();
         let mut c = self.yy();
-        let zm = z_mean.view().insert_axis(ndarray::Axis(1));
-        let ym = y_mean.view().insert_axis(ndarray::Axis(1));
-        a.scaled_add(-n, &zm.dot(&zm.t()));
-        b.scaled_add(-n, &zm.dot(&ym.t()));
-        c.scaled_add(-n, &ym.dot(&ym.t()));
+        // Rank-one corrections `X −= n·(u vᵀ)` column by column (no (l, l)
+        // temporary; `n·(u_i v_j)` keeps A exactly symmetric).
+        let rank_one = |x: &mut Array2<f64>, u: &Array1<f64>, v: &Array1<f64>| {
+            for (mut col, &vj) in x.columns_mut().into_iter().zip(v) {
+                col.zip_mut_with(u, |x, &ui| *x -= n * (ui * vj));
+            }
+        };
+        rank_one(&mut a, &z_mean, &z_mean);
+        rank_one(&mut b, &z_mean, &y_mean);
+        rank_one(&mut c, &y_mean, &y_mean);
         CenteredMoments { a, b, c, z_mean, y_mean, n_samples: n }
     }
 
@@ -377,6 +415,40 @@ impl Moments {
     }
 }
 
+/// Adds the buffered rows of `pending` (if any) into the Gram.
+fn flush_into<T: Element>(gram: &mut Array2<f64>, pending: &mut Option<PackedRows<T>>, par: Par) {
+    if let Some(p) = pending.as_mut().filter(|p| !p.is_empty()) {
+        syrk_lower_add(gram.view_mut(), p, 1.0, par);
+        p.clear();
+    }
+}
+
+/// The precisions [`Moments`] takes dense rows in, and their buffers.
+trait Precision: Element {
+    fn pending(m: &mut Moments) -> &mut Option<PackedRows<Self>>;
+    fn flush_other(m: &mut Moments);
+}
+
+impl Precision for f64 {
+    fn pending(m: &mut Moments) -> &mut Option<PackedRows<f64>> {
+        &mut m.pending
+    }
+
+    fn flush_other(m: &mut Moments) {
+        flush_into(&mut m.gram, &mut m.pending_f32, m.par);
+    }
+}
+
+impl Precision for f32 {
+    fn pending(m: &mut Moments) -> &mut Option<PackedRows<f32>> {
+        &mut m.pending_f32
+    }
+
+    fn flush_other(m: &mut Moments) {
+        flush_into(&mut m.gram, &mut m.pending, m.par);
+    }
+}
+
 /// Centred ridge statistics; see [`Moments::centered`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct CenteredMoments {
@@ -398,6 +470,7 @@ pub struct CenteredMoments {
 mod tests {
     use super::*;
     use crate::sparse::SparseRows;
+    use rand::{Rng, SeedableRng};
 
     fn data(n: usize, l: usize, k: usize) -> (Array2<f64>, Array2<f64>) {
         let z = Array2::from_shape_fn((n, l), |(i, j)| ((i * 31 + j * 17) % 23) as f64 / 7.0 - 1.0);
@@ -440,6 +513,57 @@ mod tests {
         assert_eq!(a, run(65536));
         assert_eq!(a, run(7));
         assert_eq!(a, run(1));
+    }
+
+    /// The f32 path against the f64 one, within the bound of the module
+    /// docs: per element, `514·2⁻²⁴ · Σ_r |a_ri a_rj|` over the augmented
+    /// rows (the f32 chain of at most 512 products plus the rounding of
+    /// the inputs to f32); and it is really single precision (the error is
+    /// not zero) and typically far below the bound.
+    #[test]
+    fn f32_updates_agree_with_f64_within_the_single_precision_bound() {
+        let (n, l, k) = (3000, 40, 2);
+        let mut r = rand::rngs::StdRng::seed_from_u64(4);
+        let z = Array2::from_shape_fn((n, l), |_| r.random_range(-1.0..1.0));
+        let y = Array2::from_shape_fn((n, k), |_| r.random_range(-3.0..3.0));
+        let mut m64 = Moments::new(l, k);
+        m64.update(z.view(), y.view());
+        m64.flush();
+        let z32 = z.mapv(|v| v as f32);
+        let run32 = |chunk: usize| {
+            let mut m = Moments::new(l, k);
+            for s0 in (0..n).step_by(chunk) {
+                let e = (s0 + chunk).min(n);
+                m.update_f32(z32.slice(s![s0..e, ..]), y.slice(s![s0..e, ..]));
+            }
+            m.flush();
+            m.augmented_gram().to_owned()
+        };
+        let g32 = run32(1000);
+        assert_eq!(g32, run32(77), "f32 statistics depend on the chunking");
+        let aug = ndarray::concatenate![ndarray::Axis(1), z.view(), Array2::ones((n, 1)).view(), y.view()];
+        let abs = aug.mapv(f64::abs);
+        let bound = abs.t().dot(&abs) * (514.0 * 2f64.powi(-24));
+        let g64 = m64.augmented_gram();
+        let (mut worst, mut mean_rel, mut count) = (0.0f64, 0.0, 0.0);
+        for j in 0..l + 1 + k {
+            for i in j..l + 1 + k {
+                let d = (g32[[i, j]] - g64[[i, j]]).abs();
+                assert!(d <= bound[[i, j]], "({i}, {j}): {d:e} > {:e}", bound[[i, j]]);
+                worst = worst.max(d / bound[[i, j]]);
+                mean_rel += d / abs.column(i).dot(&abs.column(j));
+                count += 1.0;
+            }
+        }
+        mean_rel /= count;
+        assert!(mean_rel > 0.0 && mean_rel < 1e-5, "mean relative error {mean_rel:e}");
+        assert!(worst < 0.5, "worst error {worst} of the bound");
+        // Mixing precisions adds the partial block of the other first.
+        let mut mixed = Moments::new(l, k);
+        mixed.update(z.slice(s![..100, ..]), y.slice(s![..100, ..]));
+        mixed.update_f32(z32.slice(s![100.., ..]), y.slice(s![100.., ..]));
+        mixed.flush();
+        assert_eq!(mixed.n_samples(), n as f64);
     }
 
     #[test]

@@ -3,6 +3,10 @@
 //! dense map (GEMM + cos) at the acceptance sizes (784 → 1024, 8192) and
 //! (4096, 16384).
 //!
+//! Also the kernel blocks of Nyström and exact kernel ridge
+//! (`KernelColumns`: 512 rows against 1024 points in 13 dimensions) for
+//! every kernel, against the entry-by-entry reference `Kernel::matrix`.
+//!
 //! `cargo bench -p kapprox-features --bench transform`. Construction is not
 //! timed. Comp is skipped at (4096, 16384): its projection alone would be
 //! 4 GiB.
@@ -12,7 +16,7 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use kapprox_core::SparseRows;
-use kapprox_features::{FeatureMap, Kernel, MapKind, MapParams, OutputKind};
+use kapprox_features::{FeatureMap, Kernel, KernelColumns, MapKind, MapParams, OutputKind};
 use ndarray::Array2;
 use std::hint::black_box;
 use std::time::Duration;
@@ -86,5 +90,31 @@ fn bench_fastfood_vs_dense(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench_fastfood_vs_dense, bench_maps);
+fn bench_kernel_blocks(c: &mut Criterion) {
+    let (n, m, d) = (512, 1024, 13);
+    let mut g = c.benchmark_group(format!("kernel_block_n{n}_m{m}_d{d}"));
+    g.sample_size(10).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(3));
+    g.throughput(Throughput::Elements((n * m) as u64));
+    let x = rows(n, d);
+    let points = rows(m + 7, d).slice_move(ndarray::s![7.., ..]);
+    let kernels = [
+        Kernel::Gaussian { sigma: 0.5 },
+        Kernel::Laplacian { sigma: 0.5 },
+        Kernel::Cauchy { sigma: 0.5 },
+        Kernel::Matern { nu: 1.5, sigma: 0.5 },
+    ];
+    for kernel in kernels {
+        let map = KernelColumns::new(kernel, points.clone()).expect("valid");
+        let mut out = Array2::zeros((n, m));
+        g.bench_function(BenchmarkId::new(kernel.name(), "vectorised"), |b| {
+            b.iter(|| map.transform_into(black_box(x.view()), out.view_mut()))
+        });
+        g.bench_function(BenchmarkId::new(kernel.name(), "entrywise"), |b| {
+            b.iter(|| kernel.matrix(black_box(x.view()), points.view()))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench_kernel_blocks, bench_fastfood_vs_dense, bench_maps);
 criterion_main!(benches);

@@ -9,25 +9,25 @@
 
 use crate::error::{FeatureError, Result};
 use crate::kernel::Kernel;
+use crate::kernel_block::{Points, kernel_block_into};
 use crate::map::FeatureMap;
-use crate::nystrom::kernel_block_into;
 use crate::spec::{MapSpec, Tensors};
-use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, Axis, s};
+use ndarray::{Array2, ArrayView2, ArrayViewMut2, s};
 
 /// Rows per kernel block (bounds the scratch of a transform call).
 const ROW_BLOCK: usize = 512;
 
 /// The kernel columns of a set of points.
 ///
-/// Memory: `n·d` doubles for the points.
+/// Memory: `2·n·d` doubles for the points (kept transposed too, for the
+/// vectorised ℓ1 and Cauchy blocks).
 ///
-/// Cost: one `(rows, n)` kernel block per call: `rows·n·d` flops (Gaussian:
-/// one GEMM plus `rows·n` exponentials).
+/// Cost: one `(rows, n)` kernel block per call: `2·rows·n·d` flops plus
+/// `rows·n` vectorised exponentials.
 #[derive(Clone, Debug)]
 pub struct KernelColumns {
     kernel: Kernel,
-    points: Array2<f64>,
-    sq_norms: Array1<f64>,
+    points: Points,
 }
 
 impl KernelColumns {
@@ -44,8 +44,7 @@ impl KernelColumns {
                 expected: "at least one point with at least one column",
             });
         }
-        let sq_norms = points.map_axis(Axis(1), |r| r.dot(&r));
-        Ok(KernelColumns { kernel, points, sq_norms })
+        Ok(KernelColumns { kernel, points: Points::new(points) })
     }
 
     /// The kernel.
@@ -79,11 +78,11 @@ impl KernelColumns {
 
 impl FeatureMap for KernelColumns {
     fn n_input(&self) -> usize {
-        self.points.ncols()
+        self.points.view().ncols()
     }
 
     fn n_output(&self) -> usize {
-        self.points.nrows()
+        self.points.len()
     }
 
     fn transform_into(&self, x: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>) {
@@ -99,13 +98,7 @@ impl FeatureMap for KernelColumns {
         let mut r = 0;
         while r < n {
             let e = (r + ROW_BLOCK).min(n);
-            kernel_block_into(
-                &self.kernel,
-                x.slice(s![r..e, ..]),
-                self.points.view(),
-                &self.sq_norms,
-                out.slice_mut(s![r..e, ..]),
-            );
+            kernel_block_into(&self.kernel, x.slice(s![r..e, ..]), &self.points, out.slice_mut(s![r..e, ..]));
             r = e;
         }
     }
@@ -116,12 +109,12 @@ impl FeatureMap for KernelColumns {
 
     fn tensors(&self) -> Tensors {
         let mut t = Tensors::new();
-        t.insert("points".to_string(), self.points.clone());
+        t.insert("points".to_string(), self.points.array().clone());
         t
     }
 
     fn parameter_bytes(&self) -> usize {
-        self.points.len() * 8
+        self.points.array().len() * 8
     }
 }
 

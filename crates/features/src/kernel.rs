@@ -172,7 +172,10 @@ impl Kernel {
         }
     }
 
-    /// The kernel matrix `K[i, j] = k(x_i, y_j)`, shape `(x.nrows(), y.nrows())`.
+    /// The kernel matrix `K[i, j] = k(x_i, y_j)`, shape `(x.nrows(), y.nrows())`,
+    /// entry by entry from [`Kernel::eval`]: the reference the vectorised
+    /// blocks of the maps are tested against (they are much faster; see
+    /// [`KernelColumns`](crate::KernelColumns)).
     ///
     /// Cost: `x.nrows() · y.nrows() · d` (plus one `K_ν` per entry for
     /// Matérn with ν not in {1/2, 3/2, 5/2}).
@@ -190,7 +193,7 @@ fn check_gamma(gamma: f64) -> Result<()> {
 }
 
 /// The Matérn correlation at scaled distance `t = r/σ`.
-fn matern(nu: f64, t: f64) -> f64 {
+pub(crate) fn matern(nu: f64, t: f64) -> f64 {
     if t == 0.0 {
         return 1.0;
     }

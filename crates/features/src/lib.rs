@@ -63,6 +63,7 @@ pub mod exact;
 pub mod fastfood;
 mod fourier;
 mod kernel;
+mod kernel_block;
 mod kind;
 mod limits;
 mod map;

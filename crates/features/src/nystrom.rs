@@ -17,11 +17,12 @@
 
 use crate::error::{FeatureError, Result};
 use crate::kernel::Kernel;
+use crate::kernel_block::{Points, kernel_block_into};
 use crate::map::FeatureMap;
 pub use crate::spec::NystromParams;
 use crate::spec::{MapSpec, Tensors};
 use kapprox_core::{Par, dense};
-use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, Axis, s};
+use ndarray::{Array2, ArrayView2, ArrayViewMut2, s};
 
 /// Default relative eigenvalue cut-off of [`Nystrom::fit`].
 ///
@@ -40,19 +41,17 @@ const ROW_BLOCK: usize = 512;
 ///
 /// Memory: `m·(d + r)` doubles, plus a `(512, m)` scratch per transform call.
 ///
-/// Cost: `transform_into` takes `n·m·(d + 2r)` flops for the Gaussian kernel
-/// (the `(n, m)` kernel block is one GEMM plus `n·m` exponentials) and
-/// `n·m·(c·d + 2r)` for the others (`c` = one kernel evaluation per
-/// coordinate); `fit` takes `m²·d` for `K_mm` plus `O(m³)` for its
-/// eigendecomposition.
+/// Cost: `transform_into` takes `n·m·(2d + 2r)` flops plus `n·m`
+/// vectorised exponentials: the `(n, m)` kernel block (a GEMM for the
+/// Gaussian and Matérn distances, SIMD loops for the Laplacian and Cauchy
+/// kernels; see `kernel_block`) and the GEMM by `N`; `fit` takes `m²·d`
+/// for `K_mm` plus `O(m³)` for its eigendecomposition.
 #[derive(Clone, Debug)]
 pub struct Nystrom {
     kernel: Kernel,
     rel_tol: f64,
-    /// `(m, d)`.
-    landmarks: Array2<f64>,
-    /// `‖l_j‖²`, for the Gaussian kernel block.
-    landmark_sq_norms: Array1<f64>,
+    /// `(m, d)`, prepared for kernel blocks.
+    landmarks: Points,
     /// `N = U_r Λ_r^{-1/2}`, `(m, r)`, columns by decreasing eigenvalue.
     normalization: Array2<f64>,
 }
@@ -102,9 +101,9 @@ impl Nystrom {
                 expected: "finite values",
             });
         }
-        let sq = squared_norms(landmarks.view());
+        let landmarks = Points::new(landmarks);
         let mut kmm = Array2::zeros((m, m));
-        kernel_block_into(&kernel, landmarks.view(), landmarks.view(), &sq, kmm.view_mut());
+        kernel_block_into(&kernel, landmarks.view(), &landmarks, kmm.view_mut());
         let (lambda, u) = dense::eigh(kmm.view());
         let lambda_max = lambda[m - 1];
         if !(lambda_max.is_finite() && lambda_max > 0.0) {
@@ -121,7 +120,7 @@ impl Nystrom {
             let inv_sqrt = 1.0 / lambda[i].sqrt();
             normalization.column_mut(c).zip_mut_with(&u.column(i), |n, &v| *n = v * inv_sqrt);
         }
-        Ok(Nystrom { kernel, rel_tol, landmarks, landmark_sq_norms: sq, normalization })
+        Ok(Nystrom { kernel, rel_tol, landmarks, normalization })
     }
 
     /// Rebuilds a fitted map from its params and its tensors
@@ -149,8 +148,7 @@ impl Nystrom {
         };
         let landmarks = get("landmarks", (params.n_landmarks, params.n_input))?;
         let normalization = get("normalization", (params.n_landmarks, params.n_components))?;
-        let landmark_sq_norms = squared_norms(landmarks.view());
-        Ok(Nystrom { kernel: params.kernel, rel_tol: params.rel_tol, landmarks, landmark_sq_norms, normalization })
+        Ok(Nystrom { kernel: params.kernel, rel_tol: params.rel_tol, landmarks: Points::new(landmarks), normalization })
     }
 
     /// The description of this map (with [`FeatureMap::tensors`], all that
@@ -158,8 +156,8 @@ impl Nystrom {
     pub fn params(&self) -> NystromParams {
         NystromParams {
             kernel: self.kernel,
-            n_input: self.landmarks.ncols(),
-            n_landmarks: self.landmarks.nrows(),
+            n_input: self.landmarks.view().ncols(),
+            n_landmarks: self.landmarks.len(),
             n_components: self.normalization.ncols(),
             rel_tol: self.rel_tol,
         }
@@ -185,44 +183,9 @@ impl Nystrom {
     }
 }
 
-fn squared_norms(a: ArrayView2<'_, f64>) -> Array1<f64> {
-    a.map_axis(Axis(1), |r| r.dot(&r))
-}
-
-/// `out[i, j] = k(x_i, l_j)`; `out` has shape `(x.nrows(), l.nrows())`.
-pub(crate) fn kernel_block_into(
-    kernel: &Kernel,
-    x: ArrayView2<'_, f64>,
-    l: ArrayView2<'_, f64>,
-    l_sq_norms: &Array1<f64>,
-    mut out: ArrayViewMut2<'_, f64>,
-) {
-    match *kernel {
-        Kernel::Gaussian { sigma } => {
-            // ‖x − l‖² = ‖x‖² + ‖l‖² − 2xᵀl: the cross terms are one GEMM.
-            // Clamp the rounding of near-coincident points at zero.
-            dense::matmul_into(out.view_mut(), x, l.t(), -2.0, false, Par::Seq);
-            let c = -1.0 / (2.0 * sigma * sigma);
-            for (xr, mut row) in x.rows().into_iter().zip(out.rows_mut()) {
-                let xn = xr.dot(&xr);
-                for (v, &ln) in row.iter_mut().zip(l_sq_norms) {
-                    *v = ((*v + xn + ln).max(0.0) * c).exp();
-                }
-            }
-        }
-        _ => {
-            for (xr, mut row) in x.rows().into_iter().zip(out.rows_mut()) {
-                for (v, lr) in row.iter_mut().zip(l.rows()) {
-                    *v = kernel.eval(xr, lr);
-                }
-            }
-        }
-    }
-}
-
 impl FeatureMap for Nystrom {
     fn n_input(&self) -> usize {
-        self.landmarks.ncols()
+        self.landmarks.view().ncols()
     }
 
     fn n_output(&self) -> usize {
@@ -233,19 +196,13 @@ impl FeatureMap for Nystrom {
         assert_eq!(x.ncols(), self.n_input(), "nystrom: x has {} columns, expected {}", x.ncols(), self.n_input());
         assert_eq!(out.dim(), (x.nrows(), self.n_output()), "nystrom: output shape");
         let n = x.nrows();
-        let m = self.landmarks.nrows();
+        let m = self.landmarks.len();
         let mut kb = Array2::zeros((ROW_BLOCK.min(n), m));
         let mut r = 0;
         while r < n {
             let e = (r + ROW_BLOCK).min(n);
             let mut k = kb.slice_mut(s![..e - r, ..]);
-            kernel_block_into(
-                &self.kernel,
-                x.slice(s![r..e, ..]),
-                self.landmarks.view(),
-                &self.landmark_sq_norms,
-                k.view_mut(),
-            );
+            kernel_block_into(&self.kernel, x.slice(s![r..e, ..]), &self.landmarks, k.view_mut());
             dense::matmul_into(out.slice_mut(s![r..e, ..]), k.view(), self.normalization.view(), 1.0, false, Par::Seq);
             r = e;
         }
@@ -257,7 +214,7 @@ impl FeatureMap for Nystrom {
 
     fn tensors(&self) -> Tensors {
         let mut t = Tensors::new();
-        t.insert("landmarks".to_string(), self.landmarks.clone());
+        t.insert("landmarks".to_string(), self.landmarks.array().clone());
         t.insert("normalization".to_string(), self.normalization.clone());
         t
     }

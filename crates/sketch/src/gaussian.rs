@@ -3,7 +3,8 @@
 use crate::error::{Result, SketchError};
 use crate::ids::{Ids, PendingBlock, check_columns, check_same};
 use crate::sketch::RangeSketch;
-use kapprox_core::{Domain, Par, dense, rng};
+use kapprox_core::gram::{PackedRows, gemm_tn_add};
+use kapprox_core::{Domain, Par, rng};
 use ndarray::{Array2, ArrayView2, ShapeBuilder, s};
 use rand::Rng;
 use rand_distr::StandardNormal;
@@ -11,8 +12,8 @@ use serde::{Deserialize, Serialize};
 
 /// Rows per GEMM block of the Gaussian sketch and of
 /// [`ProductAccumulator`](crate::ProductAccumulator): the same constant as
-/// [`kapprox_core::moments::BLOCK_ROWS`], which runs faer's GEMM at peak.
-/// Fixed, because the summation order (so the bitwise result) depends on it.
+/// [`kapprox_core::moments::BLOCK_ROWS`]. Fixed, because the summation order
+/// (so the bitwise result) depends on it.
 pub const BLOCK_ROWS: usize = kapprox_core::moments::BLOCK_ROWS;
 
 /// Gaussian range sketch: accumulates `FᵀΘ (d, l)` for a Gaussian `Θ (n, l)`
@@ -25,7 +26,9 @@ pub const BLOCK_ROWS: usize = kapprox_core::moments::BLOCK_ROWS;
 ///
 /// Rows are buffered into blocks of [`BLOCK_ROWS`] global row ids
 /// (block `b` = ids `b·B .. (b+1)·B`, aligned to ids, not to chunks); a block
-/// is added with one GEMM `acc += F_bᵀ Θ_b` when it is complete, when a row of
+/// is added with one product `acc += F_bᵀ Θ_b`
+/// ([`kapprox_core::gram::gemm_tn_add`], whose bits do not depend on the
+/// thread count) when it is complete, when a row of
 /// another block arrives, or on [`flush`](RangeSketch::flush). The rows of
 /// a partial block are packed in id order before the GEMM, so the result
 /// depends only on which ids were seen, not on how they were chunked.
@@ -67,12 +70,12 @@ impl GaussianSketch {
             rows: Array2::zeros((0, 0)),
             theta: Array2::zeros((0, 0)),
             pending: PendingBlock::new(BLOCK_ROWS),
-            par: Par::Seq,
+            par: Par::rayon(0),
         })
     }
 
-    /// Sets the parallelism of the block GEMM. Default: `Par::Seq`, because
-    /// the pipeline runs one accumulator per worker thread.
+    /// Sets the parallelism of the block product. Default: every thread of
+    /// the current rayon pool; the result is bitwise the same either way.
     pub fn with_par(mut self, par: Par) -> Self {
         self.par = par;
         self
@@ -128,14 +131,9 @@ impl GaussianSketch {
         }
         debug_assert_eq!(w, c);
         let alpha = 1.0 / (self.n_components as f64).sqrt();
-        dense::matmul_into(
-            self.acc.view_mut(),
-            self.rows.slice(s![..c, ..]).t(),
-            self.theta.slice(s![..c, ..]),
-            alpha,
-            true,
-            self.par,
-        );
+        let f = PackedRows::from_rows(self.rows.slice(s![..c, ..]));
+        let theta = PackedRows::from_rows(self.theta.slice(s![..c, ..]));
+        gemm_tn_add(self.acc.view_mut(), &f, &theta, alpha, self.par);
         self.pending.clear();
     }
 

@@ -3,7 +3,8 @@
 use crate::error::{Result, SketchError};
 use crate::gaussian::BLOCK_ROWS;
 use crate::ids::check_columns;
-use kapprox_core::{Par, dense};
+use kapprox_core::Par;
+use kapprox_core::gram::{PackedRows, gemm_tn_add};
 use ndarray::{Array2, ArrayView2, ShapeBuilder, s};
 use serde::{Deserialize, Serialize};
 
@@ -12,10 +13,11 @@ use serde::{Deserialize, Serialize};
 ///
 /// Rows are buffered into blocks of [`BLOCK_ROWS`] consecutive rows of the
 /// stream (as in [`kapprox_core::Moments`]; no randomness is involved, so
-/// no row ids are needed), and each block is added with two GEMMs,
-/// `T = F_b Q` then `acc += F_bᵀ T`. The result is bitwise the same for any
-/// chunking of the same ordered rows; merging changes only the summation
-/// order.
+/// no row ids are needed), and each block is added with two products,
+/// `T = F_b Q` then `acc += F_bᵀ T` (both by
+/// [`kapprox_core::gram::gemm_tn_add`]). The result is bitwise the same for
+/// any chunking of the same ordered rows and any thread count; merging
+/// changes only the summation order.
 ///
 /// Memory: `2·d·l + BLOCK_ROWS·(d + l)` doubles.
 ///
@@ -23,6 +25,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug)]
 pub struct ProductAccumulator {
     q: Array2<f64>,
+    /// `Q` packed for the kernel (its `d` rows are the product's rows).
+    q_packed: PackedRows,
     /// `(d, l)`, column-major.
     acc: Array2<f64>,
     /// Pending rows, `(BLOCK_ROWS, d)`; empty until the first update.
@@ -39,16 +43,17 @@ impl ProductAccumulator {
     pub fn new(q: ArrayView2<'_, f64>) -> Self {
         ProductAccumulator {
             q: q.to_owned(),
+            q_packed: PackedRows::from_rows(q),
             acc: Array2::zeros(q.raw_dim().f()),
             rows: Array2::zeros((0, 0)),
             t: Array2::zeros((0, 0)),
             pending: 0,
-            par: Par::Seq,
+            par: Par::rayon(0),
         }
     }
 
-    /// Sets the parallelism of the block GEMMs. Default: `Par::Seq`, because
-    /// the pipeline runs one accumulator per worker thread.
+    /// Sets the parallelism of the block products. Default: every thread of
+    /// the current rayon pool; the result is bitwise the same either way.
     pub fn with_par(mut self, par: Par) -> Self {
         self.par = par;
         self
@@ -77,7 +82,7 @@ impl ProductAccumulator {
         check_columns(rows.ncols(), self.n_features())?;
         if self.rows.nrows() != BLOCK_ROWS {
             self.rows = Array2::zeros((BLOCK_ROWS, self.n_features()));
-            self.t = Array2::zeros((BLOCK_ROWS, self.n_components()));
+            self.t = Array2::zeros((BLOCK_ROWS, self.n_components()).f());
         }
         let mut r = 0;
         while r < rows.nrows() {
@@ -100,8 +105,12 @@ impl ProductAccumulator {
             return;
         }
         let f = self.rows.slice(s![..c, ..]);
-        dense::matmul_into(self.t.slice_mut(s![..c, ..]), f, self.q.view(), 1.0, false, self.par);
-        dense::matmul_into(self.acc.view_mut(), f.t(), self.t.slice(s![..c, ..]), 1.0, true, self.par);
+        // T = F_b Q = (F_bᵀ)ᵀ Q: the d rows of F_bᵀ and Q are the sum.
+        let mut t = self.t.slice_mut(s![..c, ..]);
+        t.fill(0.0);
+        gemm_tn_add(t, &PackedRows::from_rows(f.t()), &self.q_packed, 1.0, self.par);
+        let t = PackedRows::from_rows(self.t.slice(s![..c, ..]));
+        gemm_tn_add(self.acc.view_mut(), &PackedRows::from_rows(f), &t, 1.0, self.par);
         self.pending = 0;
     }
 

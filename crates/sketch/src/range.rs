@@ -2,7 +2,7 @@
 //! `(FᵀF)^q FᵀΘ`, in memory or pass by pass.
 
 use crate::error::{Result, SketchError};
-use kapprox_core::{Par, dense};
+use kapprox_core::dense;
 use ndarray::{Array2, ArrayView2};
 use serde::{Deserialize, Serialize};
 
@@ -36,7 +36,8 @@ pub fn range_finder(
     it.advance(sketch)?;
     while !it.is_done() {
         let q = it.current().expect("a started iteration has a current basis");
-        let y = dense::matmul(gram, q, Par::Seq);
+        // A fixed split of the product: deterministic, and on every core.
+        let y = dense::matmul(gram, q, kapprox_core::dense_par());
         it.advance(y.view())?;
     }
     it.finish()

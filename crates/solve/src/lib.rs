@@ -12,7 +12,8 @@
 //!   a reported [`Fallback`] for singular systems. Returns a
 //!   [`RidgeSolution`]: the [`RidgeModel`] (`predict`, `predict_sparse`,
 //!   `predict_into`) and its [`SolveInfo`].
-//! - [`AlphaPath`]: one eigendecomposition of `A` serves every α, and scores
+//! - [`AlphaPath`]: one orthogonal reduction of `A` to band form serves
+//!   every α (a band Cholesky per α), and scores
 //!   held-out statistics ([`AlphaPath::validation_sse`]).
 //! - [`holdout`] and [`cross_validate`]: α selection from statistics alone
 //!   (fold training statistics = total − fold), reported as a
@@ -31,8 +32,13 @@
 //!   reorthogonalisation), for `‖K − ZZᵀ‖₂ / ‖K‖₂`.
 //!
 //! Costs, in flops, for `l` features and `k` targets (independent of the
-//! number of rows): a Cholesky fit `l³/3 + 2l²k`; an α path `≈ 9l³` once and
-//! `2l²k` per α; k-fold CV `k_folds · (9l³ + |alphas| · 4l²k)`.
+//! number of rows; `b = 64` the band width): a Cholesky fit `l³/3 + 2l²k`;
+//! an α path `4/3 l³` once (all matrix–matrix products) and
+//! `l b² + 4 l b k + 8 l² k` per α; hold-out selection one path; k-fold CV
+//! one path per fold. The table of alternatives (an eigendecomposition,
+//! `≈ 9 l³`; a Cholesky per α; a tridiagonal reduction; CG) and why the
+//! band reduction wins is in the [`AlphaPath`] docs;
+//! `cargo bench -p kapprox-solve --bench ridge_solve` measures them.
 //!
 //! # Example
 //!
@@ -55,7 +61,7 @@
 //! let y_hat = fit.model.predict(z.view())?;
 //! assert!((y_hat[[5, 0]] - y[[5, 0]]).abs() < 1e-6);
 //!
-//! // One eigendecomposition scores a whole α grid on held-out statistics.
+//! // One band reduction scores a whole α grid on held-out statistics.
 //! let path = Ridge::params().check()?.path(&m)?;
 //! let sse = path.validation_sse(0.5, &m)?;
 //! assert_eq!(sse.len(), 1);
@@ -64,6 +70,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod band;
 mod classify;
 mod error;
 mod krr;

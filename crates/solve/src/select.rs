@@ -141,7 +141,8 @@ fn check_grid(alphas: &[f64]) -> Result<()> {
 /// Hold-out selection with the default parameters (intercept fitted):
 /// train on `train`, score each α on `val`.
 ///
-/// Cost: one eigendecomposition (`≈ 9 l³`) plus `|alphas| · 4 l² k` flops;
+/// Cost: one band reduction (`4/3 l³`) plus `|alphas| · (l b² + 8 l² k)`
+/// flops (`b = 64`);
 /// no pass over the data.
 ///
 /// # Errors
@@ -194,8 +195,9 @@ fn check_same_shape(a: &Moments, b: &Moments) -> Result<()> {
 
 impl RidgeValidParams {
     /// Held-out SSE of every α (rows) and target (columns) for the normal
-    /// equations `nrm` of the training rows. A grid shares one
-    /// eigendecomposition (`≈ 9 l³` flops); a single α is one Cholesky
+    /// equations `nrm` of the training rows. A grid shares one band
+    /// reduction (`4/3 l³` flops, see [`AlphaPath`](crate::AlphaPath)); a
+    /// single α is one Cholesky
     /// solve (`l³/3`), which matters at `l` in the thousands.
     fn sse_curve(&self, nrm: Normal, h: &HeldOut, alphas: &[f64]) -> Result<Array2<f64>> {
         if let [alpha] = *alphas {
@@ -205,11 +207,12 @@ impl RidgeValidParams {
         let l = nrm.a.nrows();
         crate::path::AlphaPath::from_normal(nrm, Some(self.rcond(l)))?.sse_curve(h, alphas)
     }
-    /// Hold-out selection: one eigendecomposition of the training
+    /// Hold-out selection: one band reduction of the training
     /// statistics, every α scored on the validation statistics (uses
     /// `fit_intercept` and `rcond`; `alpha` and `fallback` are ignored).
     ///
-    /// Cost: `≈ 9 l³ + |alphas| · 4 l² k` flops; no pass over the data.
+    /// Cost: `4/3 l³ + |alphas| · (l b² + 8 l² k)` flops (`b = 64`); no
+    /// pass over the data.
     ///
     /// # Errors
     /// [`SolveError::EmptyGrid`], [`SolveError::InvalidAlpha`],
@@ -233,10 +236,10 @@ impl RidgeValidParams {
 
     /// k-fold cross-validation from the statistics of each fold: fold `j`
     /// is scored by the model trained on `total − fold j`
-    /// ([`Moments::minus`]), and one eigendecomposition per fold serves
+    /// ([`Moments::minus`]), and one band reduction per fold serves
     /// every α (uses `fit_intercept` and `rcond`).
     ///
-    /// Cost: `k_folds · (≈ 9 l³ + |alphas| · 4 l² k)` flops; no pass over
+    /// Cost: `k_folds · (4/3 l³ + |alphas| · (l b² + 8 l² k))` flops; no pass over
     /// the data.
     ///
     /// # Errors

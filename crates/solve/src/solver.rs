@@ -41,6 +41,10 @@ pub enum SolveMethod {
     Cholesky,
     /// Symmetric eigendecomposition of `A` with a pseudo-inverse cut-off.
     Eigen,
+    /// Cholesky factorisation of the band matrix `B + αI`, where
+    /// `A = Q B Qᵀ` is one orthogonal reduction shared by a whole α path
+    /// ([`AlphaPath`](crate::AlphaPath)): as accurate as [`Cholesky`](SolveMethod::Cholesky).
+    BandCholesky,
 }
 
 /// Diagnostics of a solve, returned next to the result (as faer's `LltInfo`).
@@ -162,7 +166,7 @@ fn cholesky_solve_in_place(l: &Array2<f64>, x: &mut Array2<f64>) {
 }
 
 /// A deterministic, well-spread unit start vector.
-fn start_vector(n: usize) -> Array2<f64> {
+pub(crate) fn start_vector(n: usize) -> Array2<f64> {
     let mut v =
         Array2::from_shape_fn((n, 1), |(i, _)| (mix64(i as u64 ^ 0x5eed) >> 11) as f64 / (1u64 << 53) as f64 - 0.5);
     let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
@@ -172,7 +176,7 @@ fn start_vector(n: usize) -> Array2<f64> {
     v
 }
 
-fn normalize(v: &mut Array2<f64>) -> f64 {
+pub(crate) fn normalize(v: &mut Array2<f64>) -> f64 {
     let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
     if norm > 0.0 {
         *v /= norm;
@@ -182,7 +186,7 @@ fn normalize(v: &mut Array2<f64>) -> f64 {
 
 /// Iterations of each of the power and inverse iterations of the
 /// condition estimate.
-const COND_ITERS: usize = 12;
+pub(crate) const COND_ITERS: usize = 12;
 
 /// A lower bound on `cond₂(A + shift·I)`: `λ_max` by power iteration times
 /// `1/λ_min` by inverse iteration with the Cholesky factor.

@@ -98,6 +98,20 @@ fn multi_target_solve_equals_per_target_solves() {
     }
 }
 
+/// The Cholesky fit at `alpha` (no fallback allowed).
+fn cholesky_refit(m: &kapprox_core::Moments, alpha: f64, intercept: bool) -> kapprox_solve::RidgeSolution {
+    let fit = Ridge::params()
+        .with_alpha(alpha)
+        .with_fit_intercept(intercept)
+        .with_fallback(Fallback::Error)
+        .check()
+        .unwrap()
+        .fit(m)
+        .unwrap();
+    assert_eq!(fit.info.method, SolveMethod::Cholesky);
+    fit
+}
+
 #[test]
 fn alpha_path_equals_cholesky_refit_at_every_alpha() {
     // Gram condition ~1e4: eps · l · cond ≈ 1e-10, well under 1e-9.
@@ -112,15 +126,7 @@ fn alpha_path_equals_cholesky_refit_at_every_alpha() {
         alphas.push(0.0);
         for &alpha in &alphas {
             let from_path = path.model(alpha).unwrap();
-            let refit = Ridge::params()
-                .with_alpha(alpha)
-                .with_fit_intercept(intercept)
-                .with_fallback(Fallback::Error)
-                .check()
-                .unwrap()
-                .fit(&m)
-                .unwrap();
-            assert_eq!(refit.info.method, SolveMethod::Cholesky);
+            let refit = cholesky_refit(&m, alpha, intercept);
             let ew = rel_err(&from_path.coef, &refit.model.coef);
             let eb = (&from_path.intercept - &refit.model.intercept).iter().fold(0.0f64, |a, v| a.max(v.abs()))
                 / refit.model.intercept.iter().fold(1.0f64, |a, v| a.max(v.abs()));
@@ -129,6 +135,65 @@ fn alpha_path_equals_cholesky_refit_at_every_alpha() {
             assert!(ew <= 10.0 * bound, "alpha {alpha}: {ew:e} > 10 eps l cond = {:e}", 10.0 * bound);
         }
     }
+}
+
+#[test]
+fn alpha_path_over_several_band_panels_equals_cholesky_refits() {
+    // l = 200 spans three panels of the band reduction (b = 64), so the
+    // path's reflectors and band solves are exercised, not just the band.
+    let (n, l, k) = (900, 200, 2);
+    let z = scaled_features(n, l, 30.0, 15);
+    let y = z.dot(&gaussian(l, k, 16)) + gaussian(n, k, 17);
+    let m = moments(z.view(), y.view());
+    for intercept in [true, false] {
+        let path = Ridge::params().with_fit_intercept(intercept).check().unwrap().path(&m).unwrap();
+        for alpha in log_grid(1e-3, 1e3, 7).unwrap() {
+            let sol = path.solution(alpha).unwrap();
+            assert_eq!(sol.info.method, SolveMethod::BandCholesky);
+            let refit = cholesky_refit(&m, alpha, intercept);
+            let bound = EPS * l as f64 * cond_shifted(z.view(), alpha, intercept);
+            let ew = rel_err(&sol.model.coef, &refit.model.coef);
+            // Both solves are backward stable: they agree to O(ε l κ).
+            assert!(ew <= 10.0 * bound, "alpha {alpha}: coef {ew:e} > 10 eps l cond = {:e}", 10.0 * bound);
+            // The intercept ȳ − Wᵀz̄ inherits W's error times ‖z̄‖ (and is 0
+            // without an intercept).
+            let norm = |a: &Array1<f64>| a.dot(a).sqrt();
+            let db = norm(&(&sol.model.intercept - &refit.model.intercept));
+            let zbar = z.mean_axis(Axis(0)).unwrap();
+            let w_norm = refit.model.coef.iter().map(|v| v * v).sum::<f64>().sqrt();
+            let scale = norm(&refit.model.intercept) + norm(&zbar) * w_norm;
+            assert!(db <= 10.0 * bound * scale, "alpha {alpha}: intercept error {db:e} (scale {scale:e})");
+            // The condition estimate is a lower bound of the true one.
+            assert!(sol.info.condition_estimate <= cond_shifted(z.view(), alpha, intercept) * (1.0 + 1e-9));
+        }
+    }
+}
+
+#[test]
+fn alpha_path_falls_back_to_the_pseudo_inverse_on_a_singular_system() {
+    // 70 features, the last duplicating the first: A is singular, so
+    // α = 0 takes the eigen fallback and gives the minimum-norm solution,
+    // while α > 0 stays on the band Cholesky.
+    let base = gaussian(300, 69, 62);
+    let mut z = Array2::zeros((300, 70));
+    z.slice_mut(s![.., 0..69]).assign(&base);
+    z.column_mut(69).assign(&base.column(0));
+    let y = base.dot(&gaussian(69, 1, 63)) + 0.1 * gaussian(300, 1, 64);
+    let m = moments(z.view(), y.view());
+    let path = AlphaPath::from_moments(&m, true).unwrap();
+    let sol = path.solution(0.0).unwrap();
+    assert_eq!(sol.info.method, SolveMethod::Eigen);
+    assert_eq!(sol.info.rank, 69);
+    let (w, b) = ridge_qr(base.view(), y.view(), 0.0, true);
+    let mut expect = Array2::zeros((70, 1));
+    expect.slice_mut(s![0..69, ..]).assign(&w);
+    expect[[0, 0]] = w[[0, 0]] / 2.0;
+    expect[[69, 0]] = w[[0, 0]] / 2.0;
+    assert!(rel_err(&sol.model.coef, &expect) < 1e-9, "{}", rel_err(&sol.model.coef, &expect));
+    assert!((sol.model.intercept[0] - b[0]).abs() < 1e-9);
+    assert_eq!(path.solution(1.0).unwrap().info.method, SolveMethod::BandCholesky);
+    let lambda = path.eigenvalues().unwrap();
+    assert!(lambda[0].abs() < 1e-9 * lambda[69] && lambda[1] > 1e-6 * lambda[69]);
 }
 
 #[test]

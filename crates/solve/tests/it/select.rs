@@ -24,7 +24,15 @@ fn close(a: f64, b: f64, rtol: f64) -> bool {
 
 #[test]
 fn k_fold_cv_from_statistics_equals_explicit_k_fold_cv() {
-    let (n, l, k, n_folds) = (240, 6, 2, 4);
+    // l = 90 takes the α path through more than one panel of its band
+    // reduction (b = 64).
+    for (n, l) in [(240, 6), (500, 90)] {
+        k_fold_cv_equals_explicit(n, l);
+    }
+}
+
+fn k_fold_cv_equals_explicit(n: usize, l: usize) {
+    let (k, n_folds) = (2, 4);
     let (z, y, fold) = dataset(n, l, k, n_folds as u64, 100);
     let alphas = log_grid(1e-3, 1e4, 9).unwrap();
     for intercept in [true, false] {

@@ -1,0 +1,106 @@
+//! Which SIMD instructions this CPU has, detected at run time.
+//!
+//! kapprox is not built with `target-cpu=native`, so one binary runs on any
+//! x86-64 (or other) machine; the hot kernels are compiled for several
+//! instruction sets and pick one here. Detection only executes `cpuid`
+//! (through `std::is_x86_feature_detected!`, which caches it).
+
+/// The instruction set the dense kernels of [`crate::gram`] use.
+///
+/// Every level computes every output element with the same sequence of
+/// fused multiply-adds, so the level changes the speed, never the bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Simd {
+    /// AVX-512F: 8 doubles per register, 32 registers.
+    Avx512,
+    /// AVX2 with FMA: 4 doubles per register, 16 registers.
+    Avx2Fma,
+    /// Plain Rust with `f64::mul_add` (fast where the target has FMA, e.g.
+    /// aarch64; a library call on x86-64 CPUs older than Haswell).
+    Portable,
+}
+
+impl Simd {
+    /// The best level this CPU supports.
+    pub fn detect() -> Simd {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx512f") {
+                return Simd::Avx512;
+            }
+            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+                return Simd::Avx2Fma;
+            }
+        }
+        Simd::Portable
+    }
+
+    /// Whether this CPU can run kernels compiled for `self`.
+    pub fn is_available(self) -> bool {
+        match self {
+            Simd::Portable => true,
+            Simd::Avx2Fma => matches!(Simd::detect(), Simd::Avx2Fma | Simd::Avx512),
+            Simd::Avx512 => Simd::detect() == Simd::Avx512,
+        }
+    }
+
+    /// Doubles per vector register (1 for [`Simd::Portable`]).
+    pub fn f64_lanes(self) -> usize {
+        match self {
+            Simd::Avx512 => 8,
+            Simd::Avx2Fma => 4,
+            Simd::Portable => 1,
+        }
+    }
+
+    /// A short name: `"avx512f"`, `"avx2+fma"` or `"portable"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Simd::Avx512 => "avx512f",
+            Simd::Avx2Fma => "avx2+fma",
+            Simd::Portable => "portable",
+        }
+    }
+}
+
+/// The CPU's brand string from `cpuid` (e.g. `"AMD EPYC 7B13"`), if the
+/// CPU reports one.
+pub fn brand() -> Option<String> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::__cpuid;
+        // Leaf 0x8000_0000 reports the highest extended leaf; the brand
+        // string is in leaves 0x8000_0002..=0x8000_0004.
+        let max = __cpuid(0x8000_0000).eax;
+        if max < 0x8000_0004 {
+            return None;
+        }
+        let mut bytes = Vec::with_capacity(48);
+        for leaf in 0x8000_0002u32..=0x8000_0004 {
+            let r = __cpuid(leaf);
+            for word in [r.eax, r.ebx, r.ecx, r.edx] {
+                bytes.extend_from_slice(&word.to_le_bytes());
+            }
+        }
+        let s: String = String::from_utf8_lossy(&bytes).trim_matches(char::from(0)).trim().to_string();
+        (!s.is_empty()).then_some(s)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detected_level_is_available_and_portable_always_is() {
+        let s = Simd::detect();
+        assert!(s.is_available());
+        assert!(Simd::Portable.is_available());
+        assert!(s.f64_lanes() >= 1);
+    }
+}

@@ -1,0 +1,277 @@
+//! The Gram products of the ridge statistics: `C += α·AᵀA` (lower triangle)
+//! and `C += α·AᵀB`, over blocks of packed rows.
+//!
+//! # Why a kernel of our own
+//!
+//! These two products are what a fit spends its time on: every row of the
+//! data adds its outer product to `ZᵀZ` (and TEFM's sketches add `FᵀΘ`), so
+//! the pass costs `n · l²` flops however the rest is written. faer's general
+//! triangular GEMM reaches the machine's peak on one core but, split into a
+//! fixed number of tasks for reproducibility, left the second core mostly
+//! idle on these shapes (measured in issue 15: ~40 GFLOP/s where 75–85 are
+//! possible on two cores). A kernel for exactly this product is small, and
+//! it buys three things at once:
+//!
+//! - **Reproducibility for free.** Every output element is computed by one
+//!   task as one fused-multiply-add chain over the rows, in row order,
+//!   starting from zero, and then added to `C`. No partial sums are ever
+//!   combined, so the bits do not depend on the thread count, the task
+//!   split, the block sizes or the instruction set: any work distribution
+//!   can use every core.
+//! - **Runtime dispatch.** AVX-512 (24 × 8 tiles), AVX2+FMA (8 × 6) or
+//!   portable Rust, chosen at run time ([`Simd::detect`]); one binary runs
+//!   everywhere.
+//! - **No packing pass.** The operands are [`PackedRows`], which producers
+//!   (e.g. [`Moments`](crate::Moments)) write rows into directly.
+//! - **Single precision where it is enough.** `PackedRows<f32>` runs the
+//!   same products with twice the lanes: each block's chains in `f32`,
+//!   widened and added to the `f64` output (see [`Element`]).
+//!
+//! Blocking (BLIS order): a task owns an `MC × NC` block of `C`; for each
+//! tile's worth of columns of the right operand (`k · NR` doubles, meant to
+//! stay in L1) it sweeps the block's row tiles (the left operand's
+//! `MC × k` block, meant to stay in L2). `MC` and `NC` were chosen by
+//! measurement (`ridge_accumulate` bench).
+//!
+//! Cost: `k · m · n · 2` flops for [`gemm_tn_add`], `k · n · (n + 1)` for
+//! [`syrk_lower_add`] and [`gemm_tn_lower_add`] (lower triangle only, up to
+//! tile granularity).
+
+mod kernels;
+mod pack;
+
+pub use pack::{Element, Microkernel, PackedRows};
+
+use crate::cpu::Simd;
+use faer::Par;
+use kernels::{MAX_TILE, Operands};
+use ndarray::{ArrayViewMut2, ShapeBuilder};
+use rayon::prelude::*;
+
+/// Rows of `C` per task block (rounded to whole tiles).
+const MC: usize = 96;
+/// Columns of `C` per task block (rounded to whole tiles).
+const NC: usize = 240;
+/// Below this many flops a product runs on the calling thread only.
+const PARALLEL_FLOPS: f64 = 4.0e6;
+
+/// `C_lower += alpha · AᵀA` for the rows of `a`, touching only the lower
+/// triangle of `c (n_cols, n_cols)`.
+///
+/// Bitwise the same for every `par`, thread count and instruction set.
+/// `par = Par::Seq` runs on the calling thread; any `Par::Rayon` uses the
+/// whole current rayon pool.
+///
+/// Cost: `a.len() · n_cols · (n_cols + 1)` flops.
+///
+/// # Panics
+/// `c.dim() == (a.n_cols(), a.n_cols())` must hold, and the CPU must run
+/// `a.simd()`.
+#[track_caller]
+pub fn syrk_lower_add<T: Element>(c: ArrayViewMut2<'_, f64>, a: &PackedRows<T>, alpha: f64, par: Par) {
+    let n = a.n_cols();
+    assert_eq!(c.dim(), (n, n), "syrk_lower_add: C is {:?}, A has {n} columns", c.dim());
+    product(c, a, a, alpha, true, par);
+}
+
+/// `C += alpha · AᵀB` for `a (k, m)` and `b (k, n)` packed with the same
+/// number of rows, `c (m, n)`.
+///
+/// Bitwise the same for every `par`, thread count and instruction set.
+///
+/// Cost: `2 · k · m · n` flops.
+///
+/// # Panics
+/// `c.dim() == (a.n_cols(), b.n_cols())`, `a.len() == b.len()`, both
+/// packed for the same available instruction set.
+#[track_caller]
+pub fn gemm_tn_add<T: Element>(c: ArrayViewMut2<'_, f64>, a: &PackedRows<T>, b: &PackedRows<T>, alpha: f64, par: Par) {
+    check_operands("gemm_tn_add", c.dim(), a, b);
+    product(c, a, b, alpha, false, par);
+}
+
+/// The lower triangle of `C += alpha · AᵀB` (square `c (m, m)`, `a (k, m)`,
+/// `b (k, m)`): e.g. a symmetric rank-`2k` update `C −= [W V]ᵀ[V W]`
+/// written as one product over `2k` packed rows.
+///
+/// Bitwise the same for every `par`, thread count and instruction set.
+///
+/// Cost: `k · m · (m + 1)` flops.
+///
+/// # Panics
+/// As [`gemm_tn_add`], and `c` must be square.
+#[track_caller]
+pub fn gemm_tn_lower_add<T: Element>(
+    c: ArrayViewMut2<'_, f64>,
+    a: &PackedRows<T>,
+    b: &PackedRows<T>,
+    alpha: f64,
+    par: Par,
+) {
+    assert_eq!(c.nrows(), c.ncols(), "gemm_tn_lower_add: C is {:?}, not square", c.dim());
+    check_operands("gemm_tn_lower_add", c.dim(), a, b);
+    product(c, a, b, alpha, true, par);
+}
+
+/// The shape checks of an `AᵀB` product into `c_dim`.
+#[track_caller]
+fn check_operands<T: Element>(what: &str, c_dim: (usize, usize), a: &PackedRows<T>, b: &PackedRows<T>) {
+    assert_eq!(
+        c_dim,
+        (a.n_cols(), b.n_cols()),
+        "{what}: C is {c_dim:?}, A has {} and B {} columns",
+        a.n_cols(),
+        b.n_cols()
+    );
+    assert_eq!(a.len(), b.len(), "{what}: A has {} rows, B has {}", a.len(), b.len());
+    assert_eq!(a.simd(), b.simd(), "{what}: operands packed for different instruction sets");
+}
+
+#[track_caller]
+fn product<T: Element>(
+    mut c: ArrayViewMut2<'_, f64>,
+    a: &PackedRows<T>,
+    b: &PackedRows<T>,
+    alpha: f64,
+    lower: bool,
+    par: Par,
+) {
+    let simd = a.simd();
+    assert!(simd.is_available(), "rows packed for {}, which this CPU does not run", simd.name());
+    let (m, n) = c.dim();
+    if m == 0 || n == 0 || a.is_empty() {
+        return;
+    }
+    // The kernels write columns of C with unit stride; other layouts go
+    // through a column-major copy (not a hot path: Moments and the sketches
+    // keep C column-major).
+    if c.strides()[0] == 1 && c.strides()[1] >= m as isize {
+        let ldc = c.strides()[1] as usize;
+        let parallel = !matches!(par, Par::Seq) && 2.0 * (a.len() * m) as f64 * n as f64 >= PARALLEL_FLOPS;
+        let product = Product { simd, c: Out(c.as_mut_ptr()), ldc, m, n, a, b, alpha, lower };
+        // SAFETY: c is a live (m, n) view with unit row stride and column
+        // stride ldc ≥ m, borrowed mutably for the call.
+        unsafe { product.run(parallel) };
+    } else {
+        let mut t = ndarray::Array2::<f64>::zeros((m, n).f());
+        t.assign(&c);
+        product(t.view_mut(), a, b, alpha, lower, par);
+        if lower {
+            for j in 0..n {
+                for i in j..m {
+                    c[[i, j]] = t[[i, j]];
+                }
+            }
+        } else {
+            c.assign(&t);
+        }
+    }
+}
+
+/// A raw pointer that tasks writing disjoint blocks of `C` share.
+#[derive(Clone, Copy)]
+struct Out(*mut f64);
+// SAFETY: every task writes a disjoint set of elements (distinct blocks).
+unsafe impl Send for Out {}
+// SAFETY: as above; the pointer itself is only copied.
+unsafe impl Sync for Out {}
+
+impl Out {
+    /// The pointer (a method, so that closures capture the `Sync` wrapper
+    /// rather than its raw field).
+    fn ptr(self) -> *mut f64 {
+        self.0
+    }
+}
+
+/// One product `C (+)= alpha · AᵀB` (lower triangle only if `lower`) into
+/// the column-major `(m, n)` matrix at `c` with column stride `ldc`.
+struct Product<'a, T: Element> {
+    simd: Simd,
+    c: Out,
+    ldc: usize,
+    m: usize,
+    n: usize,
+    a: &'a PackedRows<T>,
+    b: &'a PackedRows<T>,
+    alpha: f64,
+    lower: bool,
+}
+
+impl<T: Element> Product<'_, T> {
+    /// # Safety
+    /// `c` points to an `(m, n)` column-major matrix with column stride
+    /// `ldc`, valid and unaliased for the call.
+    unsafe fn run(&self, parallel: bool) {
+        let Microkernel(_, shape) = T::microkernel(self.simd);
+        let (mr, nr) = (shape.mr(), shape.nr);
+        let (mc, nc) = (MC.div_ceil(mr) * mr, NC.div_ceil(nr) * nr);
+        let mut blocks = Vec::new();
+        for jc in (0..self.n).step_by(nc) {
+            for ic in (0..self.m).step_by(mc) {
+                // Skip blocks entirely above the diagonal.
+                if !self.lower || ic + mc > jc {
+                    blocks.push((ic, jc));
+                }
+            }
+        }
+        // SAFETY: blocks are disjoint; the caller's contract covers C.
+        let task = |&(ic, jc): &(usize, usize)| unsafe { self.block(ic, jc, mc, nc) };
+        if parallel {
+            blocks.par_iter().for_each(task);
+        } else {
+            blocks.iter().for_each(task);
+        }
+    }
+
+    /// One `mc × nc` block of `C` at `(ic, jc)`.
+    ///
+    /// # Safety
+    /// As [`Product::run`]; no other task touches this block.
+    unsafe fn block(&self, ic: usize, jc: usize, mc: usize, nc: usize) {
+        let Product { simd, ldc, m, n, a, b, alpha, lower, .. } = *self;
+        let c = self.c.ptr();
+        let Microkernel(kernel, shape) = T::microkernel(simd);
+        let w = shape.panel;
+        debug_assert_eq!(w, a.panel_width());
+        let (mr, nr) = (shape.mr(), shape.nr);
+        let k = a.len();
+        let (ap, bp) = (a.as_slice().as_ptr(), b.as_slice().as_ptr());
+        let (a_stride, b_stride) = (a.panel_stride(), b.panel_stride());
+        debug_assert!(m.div_ceil(w) <= a.n_panels() && n.div_ceil(w) <= b.n_panels());
+        let mut tile = [T::default(); MAX_TILE];
+        for j0 in (jc..(jc + nc).min(n)).step_by(nr) {
+            for i0 in (ic..(ic + mc).min(m)).step_by(mr) {
+                if lower && i0 + mr <= j0 {
+                    continue;
+                }
+                // SAFETY: i0 is a multiple of MR and j0 of NR, so the tile's
+                // panels exist (allocations hold a spare panel and are rounded
+                // up, see `PackedRows`); every panel holds `capacity ≥ k` rows.
+                let ops = Operands {
+                    k,
+                    a: ap.wrapping_add((i0 / w) * a_stride),
+                    a_stride,
+                    b: bp.wrapping_add((j0 / w) * b_stride),
+                    b_stride,
+                    off: j0 % w,
+                };
+                unsafe { kernel(ops, &mut tile) };
+                for jj in 0..nr.min(n - j0) {
+                    let j = j0 + jj;
+                    let lo = if lower { i0.max(j) } else { i0 };
+                    let hi = (i0 + mr).min(m);
+                    // SAFETY: (i, j) with i < m, j < n is inside C, in this
+                    // task's block.
+                    let col = unsafe { c.add(j * ldc) };
+                    for (i, &t) in (lo..hi).zip(&tile[jj * mr + (lo - i0)..]) {
+                        unsafe { *col.add(i) += alpha * t.to_f64() };
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

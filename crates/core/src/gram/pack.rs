@@ -1,0 +1,326 @@
+//! Rows stored panel by panel, the operand layout of the Gram kernels.
+
+use super::kernels::{self, Kernel, Shape};
+use crate::cpu::Simd;
+use ndarray::{Array2, ArrayView1, ArrayView2};
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f64 {}
+    impl Sealed for f32 {}
+}
+
+/// The element type of packed rows: `f64`, or `f32`, whose products run in
+/// single precision (twice the lanes) with each block's sums widened and
+/// added to the `f64` output.
+pub trait Element: sealed::Sealed + Copy + Default + Send + Sync + std::fmt::Debug + 'static {
+    /// Values per panel in the layout for `simd` (one vector register).
+    fn panel_width(simd: Simd) -> usize;
+    /// The value in double precision (exact).
+    fn to_f64(self) -> f64;
+    /// The nearest value of this type.
+    fn from_f64(v: f64) -> Self;
+    #[doc(hidden)]
+    fn microkernel(simd: Simd) -> Microkernel<Self>;
+}
+
+/// A level's microkernel and tile shape for one element type (opaque).
+#[doc(hidden)]
+#[derive(Clone, Copy)]
+pub struct Microkernel<T>(pub(crate) Kernel<T>, pub(crate) Shape);
+
+impl Element for f64 {
+    fn panel_width(simd: Simd) -> usize {
+        if simd == Simd::Avx512 { 8 } else { 4 }
+    }
+
+    fn to_f64(self) -> f64 {
+        self
+    }
+
+    fn from_f64(v: f64) -> Self {
+        v
+    }
+
+    fn microkernel(simd: Simd) -> Microkernel<f64> {
+        match simd {
+            #[cfg(target_arch = "x86_64")]
+            Simd::Avx512 => Microkernel(kernels::avx512_f64, Shape { panel: 8, row_panels: 3, nr: 8 }),
+            #[cfg(target_arch = "x86_64")]
+            Simd::Avx2Fma => Microkernel(kernels::avx2_f64, Shape { panel: 4, row_panels: 2, nr: 6 }),
+            _ => Microkernel(kernels::portable_f64, Shape { panel: 4, row_panels: 2, nr: 4 }),
+        }
+    }
+}
+
+impl Element for f32 {
+    fn panel_width(simd: Simd) -> usize {
+        if simd == Simd::Avx512 { 16 } else { 8 }
+    }
+
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
+
+    fn microkernel(simd: Simd) -> Microkernel<f32> {
+        match simd {
+            #[cfg(target_arch = "x86_64")]
+            Simd::Avx512 => Microkernel(kernels::avx512_f32, Shape { panel: 16, row_panels: 3, nr: 8 }),
+            #[cfg(target_arch = "x86_64")]
+            Simd::Avx2Fma => Microkernel(kernels::avx2_f32, Shape { panel: 8, row_panels: 2, nr: 6 }),
+            _ => Microkernel(kernels::portable_f32, Shape { panel: 8, row_panels: 2, nr: 4 }),
+        }
+    }
+}
+
+/// Allocations hold one panel more than the columns need and are rounded
+/// up to a multiple of this, so that an edge tile (2 or 3 panels of rows,
+/// columns reaching into the next panel) reads zeros, not past the end.
+const PANEL_ROUNDING: usize = 6;
+
+/// 64 bytes: the allocation unit, so that every panel starts on a cache
+/// line and vector loads are aligned.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(64))]
+struct Line([u64; 8]);
+
+/// A block of up to `capacity` rows of `n_cols` columns, stored in column
+/// panels: panel `p` holds columns `p·w .. (p+1)·w` of every row, row after
+/// row (`w` = [`PackedRows::panel_width`]: one vector register, 4 doubles
+/// or 8 floats for AVX2, 8 doubles or 16 floats for AVX-512).
+///
+/// This is the layout both operands of [`syrk_lower_add`](super::syrk_lower_add)
+/// and [`gemm_tn_add`](super::gemm_tn_add) are read in: a microkernel
+/// streams whole panels with aligned unit-stride loads. Rows can be written
+/// straight into it (as [`Moments`](crate::Moments) does), so no separate
+/// packing copy is needed. Columns past `n_cols` are zero.
+///
+/// Memory: `capacity · n_cols` values, rounded up to whole panels.
+#[derive(Clone, Debug)]
+pub struct PackedRows<T: Element = f64> {
+    n_cols: usize,
+    capacity: usize,
+    panel: usize,
+    shift: u32,
+    n_panels: usize,
+    rows: usize,
+    simd: Simd,
+    lines: Vec<Line>,
+    element: std::marker::PhantomData<T>,
+}
+
+impl<T: Element> PackedRows<T> {
+    /// An empty block for the kernels of this CPU ([`Simd::detect`]).
+    pub fn new(n_cols: usize, capacity: usize) -> Self {
+        Self::with_simd(Simd::detect(), n_cols, capacity)
+    }
+
+    /// An empty block laid out for the kernels of `simd` (which must be
+    /// available when the block is multiplied).
+    pub fn with_simd(simd: Simd, n_cols: usize, capacity: usize) -> Self {
+        let panel = T::panel_width(simd);
+        let n_panels = (n_cols.div_ceil(panel) + 1).div_ceil(PANEL_ROUNDING) * PANEL_ROUNDING;
+        let bytes = n_panels * capacity * panel * std::mem::size_of::<T>();
+        PackedRows {
+            n_cols,
+            capacity,
+            panel,
+            shift: panel.trailing_zeros(),
+            n_panels,
+            rows: 0,
+            simd,
+            lines: vec![Line::default(); bytes.div_ceil(64)],
+            element: std::marker::PhantomData,
+        }
+    }
+
+    /// Packs the rows of `a (n_rows, n_cols)` (any strides) for this CPU.
+    pub fn from_rows(a: ArrayView2<'_, T>) -> Self {
+        Self::from_rows_with(Simd::detect(), a)
+    }
+
+    /// Packs the rows of `a` laid out for `simd`.
+    pub fn from_rows_with(simd: Simd, a: ArrayView2<'_, T>) -> Self {
+        let mut p = Self::with_simd(simd, a.ncols(), a.nrows());
+        for row in a.rows() {
+            let r = p.push_row();
+            p.set(r, 0, row);
+        }
+        p
+    }
+
+    /// Columns per row.
+    pub fn n_cols(&self) -> usize {
+        self.n_cols
+    }
+
+    /// Rows the block can hold.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Rows added so far.
+    pub fn len(&self) -> usize {
+        self.rows
+    }
+
+    /// Whether no row was added since the last [`clear`](PackedRows::clear).
+    pub fn is_empty(&self) -> bool {
+        self.rows == 0
+    }
+
+    /// Whether the block holds `capacity` rows.
+    pub fn is_full(&self) -> bool {
+        self.rows == self.capacity
+    }
+
+    /// Columns per panel.
+    pub fn panel_width(&self) -> usize {
+        self.panel
+    }
+
+    /// The instruction set the layout was made for.
+    pub fn simd(&self) -> Simd {
+        self.simd
+    }
+
+    /// Forgets the rows (the storage is kept; stale values are never read,
+    /// because every column of a new row is written by its producer).
+    pub fn clear(&mut self) {
+        self.rows = 0;
+    }
+
+    /// Appends a row and returns its index; its values are what the
+    /// previous occupant of the slot left (zero for a new block) until
+    /// [`set`](PackedRows::set) writes them.
+    ///
+    /// # Panics
+    /// The block must not be full.
+    #[track_caller]
+    pub fn push_row(&mut self) -> usize {
+        assert!(self.rows < self.capacity, "PackedRows: block of {} rows is full", self.capacity);
+        self.rows += 1;
+        self.rows - 1
+    }
+
+    /// Writes `values` into row `row` from column `col0` on.
+    ///
+    /// # Panics
+    /// `row < len()` and `col0 + values.len() <= n_cols()` must hold.
+    #[track_caller]
+    pub fn set(&mut self, row: usize, col0: usize, values: ArrayView1<'_, T>) {
+        assert!(row < self.rows, "PackedRows: row {row} of {} rows", self.rows);
+        assert!(col0 + values.len() <= self.n_cols, "PackedRows: columns {col0}+{} of {}", values.len(), self.n_cols);
+        let (panel, shift, cap) = (self.panel, self.shift, self.capacity);
+        let data = self.as_mut_slice();
+        match values.as_slice() {
+            Some(v) => {
+                // Whole panel-sized runs at a time.
+                let mut c = col0;
+                let mut rest = v;
+                while !rest.is_empty() {
+                    let p = c >> shift;
+                    let within = c & (panel - 1);
+                    let take = (panel - within).min(rest.len());
+                    let at = (p * cap + row) * panel + within;
+                    data[at..at + take].copy_from_slice(&rest[..take]);
+                    rest = &rest[take..];
+                    c += take;
+                }
+            }
+            None => {
+                for (c, &v) in (col0..).zip(values.iter()) {
+                    data[((c >> shift) * cap + row) * panel + (c & (panel - 1))] = v;
+                }
+            }
+        }
+    }
+
+    /// Writes one value at `(row, col)`.
+    ///
+    /// # Panics
+    /// `row < len()` and `col < n_cols()` must hold.
+    #[track_caller]
+    pub fn set_value(&mut self, row: usize, col: usize, value: T) {
+        assert!(row < self.rows && col < self.n_cols, "PackedRows: ({row}, {col}) out of range");
+        let (panel, shift, cap) = (self.panel, self.shift, self.capacity);
+        self.as_mut_slice()[((col >> shift) * cap + row) * panel + (col & (panel - 1))] = value;
+    }
+
+    /// The rows added so far as a row-major array `(len, n_cols)`.
+    pub fn to_array(&self) -> Array2<T> {
+        let (panel, shift, cap) = (self.panel, self.shift, self.capacity);
+        let data = self.as_slice();
+        Array2::from_shape_fn((self.rows, self.n_cols), |(r, c)| {
+            data[((c >> shift) * cap + r) * panel + (c & (panel - 1))]
+        })
+    }
+
+    /// Number of allocated panels.
+    pub(crate) fn n_panels(&self) -> usize {
+        self.n_panels
+    }
+
+    /// Doubles from one panel to the next.
+    pub(crate) fn panel_stride(&self) -> usize {
+        self.capacity * self.panel
+    }
+
+    /// The storage, panel after panel.
+    pub(crate) fn as_slice(&self) -> &[T] {
+        let len = self.n_panels * self.capacity * self.panel;
+        // SAFETY: `Line` is 64 initialised bytes with no padding (repr(C)),
+        // aligned to 64, so the vector is `64 · lines.len() ≥ len ·
+        // size_of::<T>()` contiguous bytes, suitably aligned for T (f32 or
+        // f64), and every bit pattern is a valid T.
+        unsafe { std::slice::from_raw_parts(self.lines.as_ptr().cast::<T>(), len) }
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [T] {
+        let len = self.n_panels * self.capacity * self.panel;
+        // SAFETY: as in `as_slice`, and the mutable borrow of `self` makes it
+        // the only view.
+        unsafe { std::slice::from_raw_parts_mut(self.lines.as_mut_ptr().cast::<T>(), len) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packing_round_trips_for_every_layout() {
+        let a = Array2::from_shape_fn((7, 13), |(i, j)| (i * 100 + j) as f64);
+        for simd in [Simd::Portable, Simd::Avx2Fma, Simd::Avx512] {
+            let p = PackedRows::from_rows_with(simd, a.view());
+            assert_eq!(p.to_array(), a);
+            let a32 = a.mapv(|v| v as f32);
+            assert_eq!(PackedRows::from_rows_with(simd, a32.view()).to_array(), a32);
+            assert!(p.n_panels() > 13usize.div_ceil(p.panel_width()));
+            assert_eq!(p.as_slice().as_ptr() as usize % 64, 0);
+            // Strided input takes the element-wise path.
+            let t = PackedRows::from_rows_with(simd, a.t().t());
+            assert_eq!(t.to_array(), a);
+            let f = a.t().to_owned();
+            assert_eq!(PackedRows::from_rows_with(simd, f.t()).to_array(), a);
+        }
+    }
+
+    #[test]
+    fn padding_columns_stay_zero() {
+        let a = Array2::from_elem((3, 5), 1.0);
+        let p = PackedRows::from_rows_with(Simd::Avx2Fma, a.view());
+        // Columns 5..8 of the 2 used panels, and every further panel, are
+        // padding.
+        let s = p.as_slice();
+        let stride = p.panel_stride();
+        for r in 0..3 {
+            assert_eq!(&s[stride + r * 4 + 1..stride + r * 4 + 4], &[0.0; 3]);
+            assert_eq!(&s[2 * stride + r * 4..2 * stride + r * 4 + 4], &[0.0; 4]);
+        }
+    }
+}

@@ -1,0 +1,203 @@
+use super::*;
+use ndarray::{Array2, ArrayView2, s};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+fn random(n: usize, m: usize, seed: u64) -> Array2<f64> {
+    let mut r = ChaCha8Rng::seed_from_u64(seed);
+    Array2::from_shape_fn((n, m), |_| r.random_range(-1.0..1.0))
+}
+
+/// Naive `AᵀB` by a triple loop, in the kernel's order (for the bitwise
+/// check) but with separate multiply and add (for the tolerance check).
+fn naive_tn(a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>) -> Array2<f64> {
+    let mut c = Array2::zeros((a.ncols(), b.ncols()));
+    for i in 0..a.ncols() {
+        for j in 0..b.ncols() {
+            let mut s = 0.0;
+            for r in 0..a.nrows() {
+                s += a[[r, i]] * b[[r, j]];
+            }
+            c[[i, j]] = s;
+        }
+    }
+    c
+}
+
+/// The kernel's exact order: one FMA chain per element from zero.
+fn fma_chain_tn(a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>) -> Array2<f64> {
+    Array2::from_shape_fn((a.ncols(), b.ncols()), |(i, j)| {
+        (0..a.nrows()).fold(0.0, |t: f64, r| a[[r, i]].mul_add(b[[r, j]], t))
+    })
+}
+
+fn levels() -> Vec<Simd> {
+    let mut v = vec![Simd::Portable];
+    for s in [Simd::Avx2Fma, Simd::Avx512] {
+        if s.is_available() {
+            v.push(s);
+        } else {
+            eprintln!("skipping the {} kernel: this CPU does not support it", s.name());
+        }
+    }
+    v
+}
+
+fn max_rel(got: &Array2<f64>, want: &Array2<f64>) -> f64 {
+    let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(f64::MIN_POSITIVE);
+    (got - want).iter().fold(0.0f64, |m, v| m.max(v.abs())) / scale
+}
+
+#[test]
+fn syrk_matches_a_naive_triple_loop_at_every_level_and_edge_shape() {
+    for simd in levels() {
+        for &(k, n) in &[(1, 1), (3, 5), (17, 12), (40, 13), (64, 49), (9, 100), (512, 131)] {
+            let a = random(k, n, (k * 1000 + n) as u64);
+            let p = PackedRows::from_rows_with(simd, a.view());
+            let mut c = Array2::from_elem((n, n).f(), 0.5);
+            syrk_lower_add(c.view_mut(), &p, 1.0, Par::Seq);
+            let naive = naive_tn(a.view(), a.view());
+            let chain = fma_chain_tn(a.view(), a.view());
+            for j in 0..n {
+                for i in 0..n {
+                    if i < j {
+                        assert_eq!(c[[i, j]], 0.5, "{simd:?}: upper triangle touched at ({i}, {j})");
+                    } else {
+                        assert_eq!(c[[i, j]], 0.5 + chain[[i, j]], "{simd:?} ({k}, {n}): not the FMA chain");
+                    }
+                }
+            }
+            let mut lower = c.clone() - 0.5;
+            for j in 0..n {
+                for i in 0..j {
+                    lower[[i, j]] = lower[[j, i]];
+                }
+            }
+            let e = max_rel(&lower, &naive);
+            assert!(e <= 1e-12, "{simd:?} ({k}, {n}): relative error {e}");
+        }
+    }
+}
+
+#[test]
+fn gemm_tn_matches_a_naive_triple_loop_with_alpha() {
+    for simd in levels() {
+        for &(k, m, n) in &[(1, 1, 1), (5, 3, 7), (33, 40, 9), (512, 70, 129), (100, 257, 31)] {
+            let a = random(k, m, 7 + k as u64);
+            let b = random(k, n, 9 + n as u64);
+            let (pa, pb) = (PackedRows::from_rows_with(simd, a.view()), PackedRows::from_rows_with(simd, b.view()));
+            let mut c = Array2::zeros((m, n).f());
+            gemm_tn_add(c.view_mut(), &pa, &pb, -0.5, Par::rayon(0));
+            let want = naive_tn(a.view(), b.view()) * -0.5;
+            let e = max_rel(&c, &want);
+            assert!(e <= 1e-12, "{simd:?} ({k}, {m}, {n}): relative error {e}");
+            assert_eq!(c, fma_chain_tn(a.view(), b.view()) * -0.5, "{simd:?}: not the FMA chain");
+        }
+    }
+}
+
+#[test]
+fn lower_gemm_touches_only_the_lower_triangle() {
+    for simd in levels() {
+        let (k, m) = (64, 77);
+        let a = random(k, m, 11);
+        let b = random(k, m, 12);
+        let (pa, pb) = (PackedRows::from_rows_with(simd, a.view()), PackedRows::from_rows_with(simd, b.view()));
+        let mut c = Array2::from_elem((m, m).f(), 3.0);
+        gemm_tn_lower_add(c.view_mut(), &pa, &pb, 1.0, Par::rayon(0));
+        let chain = fma_chain_tn(a.view(), b.view());
+        for j in 0..m {
+            for i in 0..m {
+                let want = if i >= j { 3.0 + chain[[i, j]] } else { 3.0 };
+                assert_eq!(c[[i, j]], want, "{simd:?} ({i}, {j})");
+            }
+        }
+    }
+}
+
+#[test]
+fn results_are_bitwise_equal_across_thread_counts_and_levels() {
+    let a = random(512, 301, 3);
+    let b = random(512, 77, 4);
+    let run = |threads: usize, simd: Simd| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| {
+            let p = PackedRows::from_rows_with(simd, a.view());
+            let q = PackedRows::from_rows_with(simd, b.view());
+            let mut c = Array2::from_elem((301, 301).f(), 1.0);
+            syrk_lower_add(c.view_mut(), &p, 1.0, Par::rayon(threads));
+            let mut d = Array2::zeros((301, 77).f());
+            gemm_tn_add(d.view_mut(), &p, &q, 2.0, Par::rayon(threads));
+            (c, d)
+        })
+    };
+    let reference = run(1, Simd::Portable);
+    for simd in levels() {
+        for threads in [1, 2, 3] {
+            assert_eq!(run(threads, simd), reference, "{simd:?} on {threads} threads");
+        }
+    }
+}
+
+/// The f32 products: every element is the single-precision FMA chain over
+/// the rows, widened, times alpha, added to C — at every level, on any
+/// number of threads.
+#[test]
+fn f32_products_are_the_single_precision_chain_at_every_level() {
+    let (k, m, n) = (300, 53, 29);
+    let a = random(k, m, 21).mapv(|v| v as f32);
+    let b = random(k, n, 22).mapv(|v| v as f32);
+    let chain = |x: &Array2<f32>, y: &Array2<f32>| {
+        Array2::from_shape_fn((x.ncols(), y.ncols()), |(i, j)| {
+            (0..k).fold(0.0f32, |t, r| x[[r, i]].mul_add(y[[r, j]], t)) as f64
+        })
+    };
+    let (want_tn, want_sq) = (chain(&a, &b) * 0.5, chain(&a, &a));
+    for simd in levels() {
+        for threads in [1, 2, 3] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| {
+                let (pa, pb) = (PackedRows::from_rows_with(simd, a.view()), PackedRows::from_rows_with(simd, b.view()));
+                let mut c = Array2::zeros((m, n).f());
+                gemm_tn_add(c.view_mut(), &pa, &pb, 0.5, Par::rayon(threads));
+                assert_eq!(c, want_tn, "{simd:?} on {threads} threads");
+                let mut g = Array2::zeros((m, m).f());
+                syrk_lower_add(g.view_mut(), &pa, 1.0, Par::rayon(threads));
+                for j in 0..m {
+                    for i in 0..m {
+                        assert_eq!(g[[i, j]], if i >= j { want_sq[[i, j]] } else { 0.0 }, "{simd:?} ({i}, {j})");
+                    }
+                }
+            });
+        }
+    }
+}
+
+#[test]
+fn strided_outputs_take_the_copy_path() {
+    let a = random(20, 9, 5);
+    let p = PackedRows::from_rows(a.view());
+    let mut row_major = Array2::zeros((9, 9));
+    syrk_lower_add(row_major.view_mut(), &p, 1.0, Par::Seq);
+    let mut col_major = Array2::zeros((9, 9).f());
+    syrk_lower_add(col_major.view_mut(), &p, 1.0, Par::Seq);
+    assert_eq!(row_major, col_major);
+    // A sub-view with a column stride larger than its height.
+    let mut big = Array2::zeros((12, 12).f());
+    syrk_lower_add(big.slice_mut(s![1..10, 2..11]), &p, 1.0, Par::Seq);
+    assert_eq!(big.slice(s![1..10, 2..11]), col_major);
+}
+
+#[test]
+fn avx512_kernel_agrees_with_the_portable_one() {
+    if !Simd::Avx512.is_available() {
+        eprintln!("skipping: this CPU has no AVX-512F, so the AVX-512 kernel cannot run here");
+        return;
+    }
+    let a = random(300, 61, 8);
+    let mut want = Array2::zeros((61, 61).f());
+    syrk_lower_add(want.view_mut(), &PackedRows::from_rows_with(Simd::Portable, a.view()), 1.0, Par::Seq);
+    let mut got = Array2::zeros((61, 61).f());
+    syrk_lower_add(got.view_mut(), &PackedRows::from_rows_with(Simd::Avx512, a.view()), 1.0, Par::Seq);
+    assert_eq!(got, want);
+}
