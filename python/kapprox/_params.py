@@ -78,6 +78,17 @@ def nu_for(kernel: str, nu) -> float | None:
     return positive("nu", nu)
 
 
+def form_for(form, n_components) -> str | None:
+    """The Fourier output form: as given, else ``pairs`` (the CLI's default)
+    for an even ``n_components`` and ``phase`` for an odd one, which pairs
+    of cos/sin features cannot make."""
+    if form is not None:
+        return form
+    if isinstance(n_components, numbers.Integral) and n_components % 2 == 1:
+        return "phase"
+    return None
+
+
 def seed_from(random_state) -> int:
     """A kapprox seed: an int ``random_state`` is the seed itself (so the
     map is the CLI's ``--seed`` map); None or a ``RandomState`` draws one."""

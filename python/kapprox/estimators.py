@@ -34,7 +34,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _native
-from ._params import alpha_grid, apply_scaler, fit_scaler, kernel_name, nu_for, parse_sigmas, seed_from
+from ._params import alpha_grid, apply_scaler, fit_scaler, form_for, kernel_name, nu_for, parse_sigmas, seed_from
 from .statistics import PartialStatistics
 from .transformers import transform_with
 
@@ -184,7 +184,8 @@ class _KapproxModel(BaseEstimator):
         kernel = kernel_name(self.kernel)
         nu = nu_for(kernel, self.nu)
         if name in _INDEPENDENT:
-            return _native.independent_map(name, kernel, sigma, d, l, seed, nu=nu, form=self.form,
+            form = form_for(self.form, l) if name != "comp" else self.form
+            return _native.independent_map(name, kernel, sigma, d, l, seed, nu=nu, form=form,
                                            n_grids=self.n_grids, n_inner=self.n_inner)
         if name == "nystrom":
             if n < l:
@@ -247,6 +248,9 @@ class _KapproxModel(BaseEstimator):
         first = not hasattr(self, "statistics_")
         X, y = validate_data(self, X, y, dtype=np.float64, reset=first, y_numeric=not self._classifier)
         if first:
+            if self._classifier and classes is None:
+                # As scikit-learn's partial_fit: a fitted classifier lends its classes.
+                classes = getattr(self, "classes_", None)
             if self._classifier and classes is None:
                 raise ValueError("classes must be passed on the first call to partial_fit")
             setup = self._make_setup(X, self._classes_for(y, classes), learn=True)
@@ -328,12 +332,6 @@ class _KapproxModel(BaseEstimator):
             out[rows] = z @ coef + intercept
         return out
 
-    def transform(self, X):
-        """The fitted map's features of the scaled rows, ``(n_samples, l)``."""
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        return transform_with(self.map_, apply_scaler(self.scaler_, X))
-
     # ---- phase 2 -------------------------------------------------------------
 
     def fit_parquet(self, path, **kwargs):
@@ -390,7 +388,8 @@ class KapproxRegressor(RegressorMixin, _KapproxModel):
     nu : float, default=1.5
         Matérn smoothness.
     form : {"pairs", "phase"}, default=None
-        Fourier output form (pairs where it applies).
+        Fourier output form; None: pairs for an even ``n_components``, phase
+        for an odd one.
     scale : {"standard", "minmax", "none"}, default=None
         Input scaling; None: standard (eof: minmax).
     validation : float, default=0.2
@@ -531,7 +530,8 @@ class KapproxClassifier(ClassifierMixin, _KapproxModel):
 
     def predict(self, X):
         """Predicted labels, ``(n_samples,)``."""
-        return self.classes_[np.argmax(self._scores(X), axis=1)]
+        scores = self._scores(X)
+        return self.classes_[np.argmax(scores, axis=1)]
 
     def _set_coef(self, coef, intercept):
         self.classes_ = self.setup_.classes

@@ -78,7 +78,8 @@ class PartialStatistics:
                 f"cannot merge statistics of {self._estimator_class.__name__} and {other._estimator_class.__name__}"
             )
         for name, value in self._params.items():
-            if not _same(value, other._params.get(name)):
+            # The seed drawn from random_state is part of the setup, compared below.
+            if name != "random_state" and not _same(value, other._params.get(name)):
                 raise ValueError(
                     f"cannot merge statistics of estimators whose {name} differs: {value!r} vs "
                     f"{other._params.get(name)!r}"

@@ -26,7 +26,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _native
-from ._params import fit_scaler, kernel_name, nu_for, resolve_sigma, seed_from
+from ._params import fit_scaler, form_for, kernel_name, nu_for, resolve_sigma, seed_from
 
 __all__ = [
     "RandomFourierFeatures",
@@ -117,7 +117,7 @@ class _FourierTransformer(_MapTransformer):
             self.n_components,
             seed,
             nu=nu_for(kernel, self.nu),
-            form=self.form,
+            form=form_for(self.form, self.n_components),
         )
 
 
@@ -141,7 +141,8 @@ class RandomFourierFeatures(_FourierTransformer):
         Matérn smoothness ν (ignored by the other kernels).
     form : {"pairs", "phase"}, default=None
         ``pairs``: ``sqrt(2/l)[cos(Wx), sin(Wx)]`` with ``l/2`` frequencies
-        (lower variance; the default); ``phase``: ``sqrt(2/l) cos(Wx + b)``.
+        (lower variance); ``phase``: ``sqrt(2/l) cos(Wx + b)``. None: pairs
+        (the CLI's default) for an even ``n_components``, phase for an odd one.
     random_state : int, RandomState instance or None, default=None
         An int is the kapprox seed (the CLI's ``--seed``); otherwise a seed
         is drawn from it.

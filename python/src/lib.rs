@@ -41,6 +41,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(map::eof_map, m)?)?;
     m.add_function(wrap_pyfunction!(prepare::fit_scaler, m)?)?;
     m.add_function(wrap_pyfunction!(prepare::median_distance, m)?)?;
+    m.add_function(wrap_pyfunction!(statistics::split_parts, m)?)?;
     m.add("DEFAULT_REL_TOL", kapprox_features::nystrom::DEFAULT_REL_TOL)?;
     m.add("DEFAULT_GRIDS", kapprox_features::binning::DEFAULT_GRIDS)?;
     Ok(())

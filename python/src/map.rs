@@ -344,7 +344,17 @@ pub(crate) fn tefm_map(
         return Err(value_error(format!("TEFM needs a dense base map, not {base}")));
     }
     let params = TefmParams::new(kind, n_components, seed).with_power_iterations(power);
-    params.check(base_map.n_output()).map_err(value_error)?;
+    if params.check(base_map.n_output()).is_err() {
+        return Err(value_error(format!(
+            "TEFM's n_components {n_components} must be between 1 and the base map's {} features{}",
+            base_map.n_output(),
+            if base_map.spec().name() == "nystrom" {
+                " (Nyström keeps the eigenvalues above rel_tol·λ_max)"
+            } else {
+                ""
+            }
+        )));
+    }
     let q = py.detach(|| tefm_basis(base_map.as_ref(), x, kind, n_components, power, seed)).map_err(value_error)?;
     let map = Tefm::new(base_map, q).and_then(|t| t.with_params(params)).map_err(value_error)?;
     Ok(PyFeatureMap::new_boxed(Box::new(map)))

@@ -99,6 +99,16 @@ fn default_alphas(n: f64) -> Vec<f64> {
     (0..17).map(|i| n * 10f64.powf(-9.0 + 0.5 * i as f64)).collect()
 }
 
+/// The validation part of each of the rows `first_row..first_row + n`
+/// under the split `split_json` (`{"holdout": f}` or `{"folds": k}`) and
+/// `seed`: hold-out part 1 validates; fold `j` is held out in turn.
+#[pyfunction]
+pub(crate) fn split_parts(split_json: &str, seed: u64, first_row: u64, n: u64) -> PyResult<Vec<usize>> {
+    let split: Split = serde_json::from_str(split_json).map_err(|e| value_error(format!("invalid split: {e}")))?;
+    split.check().map_err(value_error)?;
+    Ok((first_row..first_row.saturating_add(n)).map(|id| split.part_of(seed, id)).collect())
+}
+
 /// Ridge statistics per bandwidth candidate and split part, over a set of
 /// row-id ranges.
 #[pyclass(module = "kapprox._native", name = "Statistics")]
