@@ -196,7 +196,8 @@ def test_bad_input_is_refused_with_a_message(rows):
     with pytest.raises(ValueError, match="6 features"):
         t.transform(rows[:, :3])
     with pytest.raises(ValueError, match="even"):
-        RandomFourierFeatures(33).fit(rows)
+        RandomFourierFeatures(33, form="pairs").fit(rows)
+    assert RandomFourierFeatures(33).fit(rows).map_.spec_json.count('"form":"phase"') == 1
     with pytest.raises(ValueError, match="does not support the laplacian"):
         Fastfood(kernel="laplacian").fit(rows)
     with pytest.raises(ValueError, match="unknown kernel"):
