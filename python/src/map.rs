@@ -22,6 +22,9 @@ use std::sync::Arc;
 /// the `(rows, d)` buffer of base features.
 const TEFM_CHUNK_ROWS: usize = 4096;
 
+/// CSR arrays for scipy: `(data, indices, indptr)`.
+type CsrArrays<'py> = (Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyArray1<i64>>);
+
 /// A fitted kapprox feature map (immutable, shareable between threads).
 ///
 /// Pickles as its spec (JSON: kind, parameters, seed; never the random
@@ -169,7 +172,7 @@ impl PyFeatureMap {
         py: Python<'py>,
         x: PyReadonlyArray2<'py, f64>,
         single: bool,
-    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyArray1<i64>>)> {
+    ) -> PyResult<CsrArrays<'py>> {
         if !self.is_sparse() {
             return Err(value_error(format!("the {} map is dense: use transform", self.name())));
         }

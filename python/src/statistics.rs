@@ -244,6 +244,9 @@ fn flushed(m: &Moments) -> Moments {
     m
 }
 
+/// What pickling stores: config JSON, maps, Grams, row ranges.
+type StatisticsArgs<'py> = (String, Vec<PyFeatureMap>, Bound<'py, PyList>, Vec<(u64, u64)>);
+
 /// The outcome of selection and the final solve.
 struct Solution {
     best: usize,
@@ -320,11 +323,7 @@ impl PyStatistics {
     }
 
     /// Pickling: the config, the maps, the flushed Grams and the row ranges.
-    #[allow(clippy::type_complexity)]
-    fn __getnewargs__<'py>(
-        &self,
-        py: Python<'py>,
-    ) -> PyResult<(String, Vec<PyFeatureMap>, Bound<'py, PyList>, Vec<(u64, u64)>)> {
+    fn __getnewargs__<'py>(&self, py: Python<'py>) -> PyResult<StatisticsArgs<'py>> {
         let grams = PyList::empty(py);
         for parts in &self.parts {
             let list = PyList::empty(py);
