@@ -2,10 +2,14 @@
 
 import json
 import pickle
+import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
 from sklearn.linear_model import Ridge
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 
 import kapprox
 from kapprox import KapproxClassifier, KapproxRegressor, merge
@@ -204,3 +208,27 @@ def test_errors_name_the_problem(data):
     with pytest.raises(NotImplementedError, match="engine library"):
         KapproxRegressor().save("model.safetensors")
     assert kapprox.DEFAULT_SIGMA == "auto*0.5,auto,auto*2,auto*4"
+
+
+def test_cpu_data_gives_the_cli_fit(cli, tmp_path):
+    """The shipped CPU data: `kapprox fit --map rff` and the estimator choose
+    the same σ and α and predict the test rows alike; a scikit-learn
+    pipeline with the CLI's σ and α (StandardScaler, the same map, Ridge)
+    reaches the CLI's test RMSE."""
+    data = Path(__file__).resolve().parents[2] / "data"
+    run = lambda *args: subprocess.run([cli, "--quiet", *args], check=True, capture_output=True, text=True).stdout
+    run("convert", str(data / "cpu_rks_train.tsv.gz"), "--out", str(tmp_path / "train"))
+    run("convert", str(data / "cpu_rks_test.tsv.gz"), "--out", str(tmp_path / "test"))
+    fit = json.loads(run("fit", "--train", str(tmp_path / "train"), "--out", str(tmp_path / "m.safetensors"),
+                         "--map", "rff", "--features", "512", "--seed", "0", "--json"))["report"]
+    cli_rmse = json.loads(run("eval", "--model", str(tmp_path / "m.safetensors"), "--data", str(tmp_path / "test"),
+                              "--json"))["rmse"]
+    train = np.loadtxt(data / "cpu_rks_train.tsv.gz", skiprows=1)
+    test = np.loadtxt(data / "cpu_rks_test.tsv.gz", skiprows=1)
+    rmse = lambda m: float(np.sqrt(np.mean((m.predict(test[:, :-1]) - test[:, -1]) ** 2)))
+    est = KapproxRegressor(n_components=512, random_state=0).fit(train[:, :-1], train[:, -1])
+    assert (est.sigma_, est.alpha_) == pytest.approx((fit["sigma"], fit["alpha"]), rel=1e-12)
+    assert rmse(est) == pytest.approx(cli_rmse, rel=1e-9)
+    pipe = make_pipeline(StandardScaler(), kapprox.RandomFourierFeatures(512, sigma=fit["sigma"], random_state=0),
+                         Ridge(alpha=fit["alpha"])).fit(train[:, :-1], train[:, -1])
+    assert rmse(pipe) == pytest.approx(cli_rmse, rel=1e-6)

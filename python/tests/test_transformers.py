@@ -1,11 +1,8 @@
 """The transformers against exact kernels, closed forms and the CLI."""
 
 import math
-import os
 import pickle
-import shutil
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -208,12 +205,6 @@ def test_bad_input_is_refused_with_a_message(rows):
         RandomFourierFeatures(random_state=-1).fit(rows)
 
 
-def _cli():
-    """The kapprox binary: $KAPPROX_CLI, or the workspace's release build."""
-    path = os.environ.get("KAPPROX_CLI") or Path(__file__).resolve().parents[2] / "target" / "release" / "kapprox"
-    return str(path) if Path(path).is_file() else shutil.which("kapprox")
-
-
 @pytest.mark.parametrize(
     "map_args, transformer",
     [
@@ -227,11 +218,8 @@ def _cli():
     ],
     ids=lambda v: " ".join(v) if isinstance(v, list) else "",
 )
-def test_features_equal_the_cli_featurize(tmp_path, rows, map_args, transformer):
+def test_features_equal_the_cli_featurize(cli, tmp_path, rows, map_args, transformer):
     """Same MapSpec, same map: the CLI's features of the same rows."""
-    cli = _cli()
-    if cli is None:
-        pytest.skip("no kapprox binary (build it with cargo build --release, or set KAPPROX_CLI)")
     pq = pytest.importorskip("pyarrow.parquet")
     pa = pytest.importorskip("pyarrow")
     data = tmp_path / "data"
