@@ -102,9 +102,20 @@ class _MapTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
 
 
 class _FourierTransformer(_MapTransformer):
-    """Random Fourier-type maps sharing kernel, bandwidth and form."""
+    """Random Fourier-type maps sharing kernel, bandwidth and form (the
+    parameters of :class:`RandomFourierFeatures`)."""
 
     _kind = "rff"
+
+    def __init__(self, n_components=100, *, kernel="gaussian", sigma=None, gamma=None, nu=1.5, form=None,
+                 random_state=None):
+        self.n_components = n_components
+        self.kernel = kernel
+        self.sigma = sigma
+        self.gamma = gamma
+        self.nu = nu
+        self.form = form
+        self.random_state = random_state
 
     def _build(self, X, seed):
         kernel = kernel_name(self.kernel)
@@ -167,16 +178,6 @@ class RandomFourierFeatures(_FourierTransformer):
 
     _kind = "rff"
 
-    def __init__(self, n_components=100, *, kernel="gaussian", sigma=None, gamma=None, nu=1.5, form=None,
-                 random_state=None):
-        self.n_components = n_components
-        self.kernel = kernel
-        self.sigma = sigma
-        self.gamma = gamma
-        self.nu = nu
-        self.form = form
-        self.random_state = random_state
-
 
 class OrthogonalRandomFeatures(_FourierTransformer):
     """Orthogonal random features (Yu et al. 2016): frequency blocks with
@@ -189,14 +190,9 @@ class OrthogonalRandomFeatures(_FourierTransformer):
 
     def __init__(self, n_components=100, *, kernel="gaussian", sigma=None, gamma=None, nu=1.5, form=None,
                  structured=False, random_state=None):
-        self.n_components = n_components
-        self.kernel = kernel
-        self.sigma = sigma
-        self.gamma = gamma
-        self.nu = nu
-        self.form = form
+        super().__init__(n_components, kernel=kernel, sigma=sigma, gamma=gamma, nu=nu, form=form,
+                         random_state=random_state)
         self.structured = structured
-        self.random_state = random_state
 
     @property
     def _kind(self):
@@ -213,16 +209,6 @@ class Fastfood(_FourierTransformer):
 
     _kind = "fastfood"
 
-    def __init__(self, n_components=100, *, kernel="gaussian", sigma=None, gamma=None, nu=1.5, form=None,
-                 random_state=None):
-        self.n_components = n_components
-        self.kernel = kernel
-        self.sigma = sigma
-        self.gamma = gamma
-        self.nu = nu
-        self.form = form
-        self.random_state = random_state
-
 
 class QuasiMonteCarloFeatures(_FourierTransformer):
     """Quasi-Monte Carlo features: scrambled low-discrepancy points mapped
@@ -232,16 +218,6 @@ class QuasiMonteCarloFeatures(_FourierTransformer):
     """
 
     _kind = "qmc"
-
-    def __init__(self, n_components=100, *, kernel="gaussian", sigma=None, gamma=None, nu=1.5, form=None,
-                 random_state=None):
-        self.n_components = n_components
-        self.kernel = kernel
-        self.sigma = sigma
-        self.gamma = gamma
-        self.nu = nu
-        self.form = form
-        self.random_state = random_state
 
 
 class RandomBinning(_MapTransformer):
