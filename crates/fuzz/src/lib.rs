@@ -48,12 +48,23 @@ static PANICKED: AtomicBool = AtomicBool::new(false);
 /// A panic inside a dependency happened since the last input.
 static DEPENDENCY_PANICKED: AtomicBool = AtomicBool::new(false);
 static PANIC_MESSAGE: Mutex<String> = Mutex::new(String::new());
+/// `execute` is running: panics now are the target's. Outside it (a test's
+/// own assertion, another test reading damaged files) the panic is left to
+/// the previous hook, so test failures keep their message and the flags
+/// above only ever describe the input being executed.
+static EXECUTING: AtomicBool = AtomicBool::new(false);
+/// One `execute` at a time: the flags above are process-wide.
+static EXECUTION: Mutex<()> = Mutex::new(());
 
 /// Installs (once) a panic hook that records panics of every thread.
 fn watch_panics() {
     static INSTALLED: std::sync::Once = std::sync::Once::new();
     INSTALLED.call_once(|| {
-        std::panic::set_hook(Box::new(|info| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !EXECUTING.load(Ordering::SeqCst) {
+                return previous(info);
+            }
             let at = info.location().map(|l| format!(" at {l}")).unwrap_or_default();
             let msg = info
                 .payload()
@@ -80,7 +91,13 @@ fn watch_panics() {
 /// refusal: the user gets an error, not a crash.
 pub fn execute(target: &Target, scratch: &Path, input: &[u8]) -> Outcome {
     watch_panics();
+    let _one_at_a_time = EXECUTION.lock().unwrap_or_else(|e| e.into_inner());
+    PANICKED.store(false, Ordering::SeqCst);
+    DEPENDENCY_PANICKED.store(false, Ordering::SeqCst);
+    PANIC_MESSAGE.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    EXECUTING.store(true, Ordering::SeqCst);
     let result = std::panic::catch_unwind(AssertUnwindSafe(|| (target.run)(scratch, input)));
+    EXECUTING.store(false, Ordering::SeqCst);
     let caught_in_dependency = DEPENDENCY_PANICKED.swap(false, Ordering::SeqCst);
     if PANICKED.swap(false, Ordering::SeqCst)
         || result.is_err()

@@ -5,6 +5,14 @@
 use kapprox_fuzz::{Outcome, RunConfig, TARGETS, execute, regressions_dir, seeds, targets};
 use std::time::Duration;
 
+/// The panic flags of `execute` are process-wide and another test's
+/// damaged reads panic inside the parquet decoder on purpose: the tests of
+/// this file run one at a time so that no test sees another's panics.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// A scratch directory, in memory where there is one: the targets fsync
 /// what they write.
 fn scratch(name: &str) -> tempfile::TempDir {
@@ -15,6 +23,7 @@ fn scratch(name: &str) -> tempfile::TempDir {
 
 #[test]
 fn seeds_and_regressions_run_without_panic() {
+    let _serial = one_at_a_time();
     for target in TARGETS {
         let dir = scratch(target.name);
         let all = seeds(target);
@@ -36,6 +45,7 @@ fn seeds_and_regressions_run_without_panic() {
 /// Every file kept under `regressions/<target>/` once broke its target.
 #[test]
 fn kept_regressions_are_refused_or_read() {
+    let _serial = one_at_a_time();
     for target in TARGETS {
         let Ok(entries) = std::fs::read_dir(regressions_dir(target)) else { continue };
         let dir = scratch(target.name);
@@ -50,6 +60,7 @@ fn kept_regressions_are_refused_or_read() {
 
 #[test]
 fn a_short_fuzz_of_every_target_finds_nothing() {
+    let _serial = one_at_a_time();
     for target in TARGETS {
         let dir = scratch(target.name);
         let cfg = RunConfig { time: Duration::from_secs(30), max_execs: 300, seed: 1, before_each: None };
@@ -95,6 +106,7 @@ fn read_all(dir: &std::path::Path) -> Result<Vec<u64>, &'static str> {
 /// printed.
 #[test]
 fn single_byte_mutations_of_a_parquet_shard_are_refused_or_read() {
+    let _serial = one_at_a_time();
     let parquet = targets::find("parquet").expect("target");
     let shard = (parquet.seeds)().remove(0);
     let dir = scratch("mutations");
