@@ -136,7 +136,7 @@ impl Kernel {
     /// # Errors
     /// σ and ν must be finite and positive.
     pub fn check(&self) -> Result<()> {
-        crate::spec::check_sigma(self.sigma())?;
+        check_sigma(self.sigma())?;
         match *self {
             Kernel::Matern { nu, .. } if !(nu.is_finite() && nu > 0.0) => Err(FeatureError::InvalidParameter {
                 name: "nu",
@@ -224,6 +224,11 @@ pub(crate) fn matern(nu: f64, t: f64) -> f64 {
         // to first order: 1 − z²/(4(ν − 1)) for ν > 1.
         1.0
     }
+}
+
+/// A bandwidth is a positive finite length.
+fn check_sigma(sigma: f64) -> Result<()> {
+    if sigma.is_finite() && sigma > 0.0 { Ok(()) } else { Err(FeatureError::InvalidBandwidth { value: sigma }) }
 }
 
 #[cfg(test)]

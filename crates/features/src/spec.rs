@@ -366,7 +366,3 @@ impl TefmParams {
         Ok(())
     }
 }
-
-pub(crate) fn check_sigma(sigma: f64) -> Result<()> {
-    if sigma.is_finite() && sigma > 0.0 { Ok(()) } else { Err(FeatureError::InvalidBandwidth { value: sigma }) }
-}

@@ -2,7 +2,7 @@
 
 use crate::error::{Result, SketchError};
 use crate::ids::{Ids, check_columns, check_same};
-use crate::sketch::RangeSketch;
+use crate::range_sketch::RangeSketch;
 use kapprox_core::{Domain, rng};
 use ndarray::{Array2, ArrayView2};
 use serde::{Deserialize, Serialize};

@@ -1,4 +1,4 @@
-use crate::sketch::SketchKind;
+use crate::kind::SketchKind;
 use thiserror::Error;
 
 /// Errors from updating, merging or finishing sketch accumulators.

@@ -2,7 +2,7 @@
 
 use crate::error::{Result, SketchError};
 use crate::ids::{Ids, PendingBlock, check_columns, check_same};
-use crate::sketch::RangeSketch;
+use crate::range_sketch::RangeSketch;
 use kapprox_core::gram::{PackedRows, gemm_tn_add};
 use kapprox_core::{Domain, Par, rng};
 use ndarray::{Array2, ArrayView2, ShapeBuilder, s};

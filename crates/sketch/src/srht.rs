@@ -3,7 +3,7 @@
 use crate::error::{Result, SketchError};
 use crate::gaussian::{BlockState, BlockStateRef};
 use crate::ids::{Ids, PendingBlock, check_columns, check_same};
-use crate::sketch::RangeSketch;
+use crate::range_sketch::RangeSketch;
 use kapprox_core::{Domain, fwht, rng};
 use ndarray::{Array2, ArrayView2};
 use rand::{Rng, RngCore};

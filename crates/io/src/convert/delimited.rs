@@ -195,6 +195,7 @@ fn parse_cell(
             *out = v;
             if !within_magnitude(v) {
                 return Err(IoError::ValueTooLarge {
+                    max: super::MAX_MAGNITUDE,
                     path: src_path.to_path_buf(),
                     line,
                     field: j + 1,

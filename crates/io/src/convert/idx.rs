@@ -206,6 +206,7 @@ fn check_finite(stream: &Stream, row: &[f64], names: &[String], item: u64, polic
         && let Some(j) = row.iter().position(|&v| !within_magnitude(v))
     {
         return Err(IoError::ValueTooLarge {
+            max: super::MAX_MAGNITUDE,
             path: stream.path.clone(),
             line: item + 1,
             field: j + 1,

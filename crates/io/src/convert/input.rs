@@ -1,6 +1,5 @@
 //! Opening inputs (transparently decompressed) and detecting their format.
 
-use super::InputFormat;
 use crate::error::{IoError, Result};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
@@ -78,55 +77,6 @@ impl<R: Read> Read for BoundedLines<R> {
     }
 }
 
-/// The file name without a compression suffix, lower-cased.
-fn stem_without_compression(path: &Path) -> String {
-    let mut name = path.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
-    for ext in [".gz", ".gzip", ".bz2", ".bz"] {
-        if let Some(s) = name.strip_suffix(ext) {
-            name = s.to_string();
-            break;
-        }
-    }
-    name
-}
-
-/// Detects the format from the file name, else from the first bytes of the
-/// (decompressed) content.
-pub(crate) fn detect_format(path: &Path) -> Result<InputFormat> {
-    let name = stem_without_compression(path);
-    let ext = name.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
-    match ext {
-        "csv" => return Ok(InputFormat::Csv),
-        "tsv" | "tab" => return Ok(InputFormat::Tsv),
-        "svm" | "libsvm" | "svmlight" => return Ok(InputFormat::Libsvm),
-        "idx" => return Ok(InputFormat::Idx),
-        _ => {}
-    }
-    if name.contains("-idx") && name.contains("ubyte") {
-        return Ok(InputFormat::Idx);
-    }
-    let mut r = open_input(path)?;
-    let mut head = Vec::with_capacity(64 * 1024);
-    (&mut r).take(64 * 1024).read_to_end(&mut head).map_err(|e| IoError::os(path, "cannot read", e))?;
-    if head.len() >= 4 && head[0] == 0 && head[1] == 0 && super::idx::type_size(head[2]).is_some() && head[3] >= 1 {
-        return Ok(InputFormat::Idx);
-    }
-    let text = String::from_utf8_lossy(&head);
-    let Some(line) = text.lines().find(|l| !l.trim().is_empty()) else {
-        return Err(IoError::EmptyInput { path: path.to_path_buf() });
-    };
-    let mut tokens = line.split_ascii_whitespace();
-    let first = tokens.next().unwrap_or("");
-    let rest: Vec<&str> = tokens.take_while(|t| !t.starts_with('#')).collect();
-    if first.parse::<f64>().is_ok() && !rest.is_empty() && rest.iter().all(|t| t.contains(':')) {
-        return Ok(InputFormat::Libsvm);
-    }
-    if line.contains('\0') {
-        return Err(IoError::UnknownFormat { path: path.to_path_buf() });
-    }
-    Ok(InputFormat::Csv)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,13 +90,5 @@ mod tests {
         assert!(err.to_string().starts_with("line 3 is longer than 4.0 KiB"), "{err}");
         let mut ok = BoundedLines { inner: "a\nbb\n".as_bytes(), max_line: 2, run: 0, line: 1 };
         std::io::copy(&mut ok, &mut sink).unwrap();
-    }
-
-    #[test]
-    fn names_decide_before_content() {
-        assert_eq!(stem_without_compression(Path::new("a/B.TSV.GZ")), "b.tsv");
-        assert_eq!(stem_without_compression(Path::new("ijcnn1.tst.bz2")), "ijcnn1.tst");
-        assert_eq!(detect_format(Path::new("x/train-images-idx3-ubyte.gz")).unwrap(), InputFormat::Idx);
-        assert_eq!(detect_format(Path::new("no/such/file.csv")).unwrap(), InputFormat::Csv);
     }
 }

@@ -126,6 +126,7 @@ impl Libsvm {
         })?;
         if !within_magnitude(v) {
             return Err(IoError::ValueTooLarge {
+                max: super::MAX_MAGNITUDE,
                 path: self.path.clone(),
                 line: self.line_no,
                 field,

@@ -52,6 +52,7 @@
 //! [`MAX_LINE_BYTES`] long (or a quarter of the budget, if less).
 
 mod delimited;
+mod detect;
 mod idx;
 mod input;
 mod libsvm;
@@ -417,7 +418,7 @@ pub fn convert(
     let staging = StagedOutput::directory(out_dir, &output)?;
     let format = match opts.format {
         Some(f) => f,
-        None => input::detect_format(input)?,
+        None => detect::detect_format(input)?,
     };
     let mut source: Box<dyn RowSource> = match format {
         InputFormat::Csv | InputFormat::Tsv => Box::new(delimited::Delimited::open(input, format, opts)?),

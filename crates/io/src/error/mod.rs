@@ -518,11 +518,13 @@ pub enum IoError {
     /// A finite text value so large that its square overflows, which would
     /// make the column statistics infinite.
     #[error(
-        "{}:{line}:{field}: column {column:?}: expected a number of magnitude at most {:e} (larger values overflow the column statistics), found {text:?}",
-        path.display(),
-        crate::convert::MAX_MAGNITUDE
+        "{}:{line}:{field}: column {column:?}: expected a number of magnitude at most {max:e} (larger values overflow the column statistics), found {text:?}",
+        path.display()
     )]
     ValueTooLarge {
+        /// The largest magnitude accepted
+        /// ([`MAX_MAGNITUDE`](crate::convert::MAX_MAGNITUDE)).
+        max: f64,
         /// The input file.
         path: PathBuf,
         /// 1-based line number (for IDX: 1-based item number).
