@@ -2,6 +2,8 @@
 //! help text. Validation into the library's configurations happens in
 //! `validate`; handlers live in `commands`.
 
+use crate::help;
+use crate::newuser_args::FeaturizeOutputArgs;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -11,10 +13,10 @@ use std::path::PathBuf;
 #[command(name = "kapprox", version, about, long_about = None, max_term_width = 100)]
 pub(crate) struct Cli {
     /// Worker threads (default: all cores).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = "Global options")]
     pub(crate) threads: Option<usize>,
     /// No progress bars.
-    #[arg(long, short, global = true)]
+    #[arg(long, short, global = true, help_heading = "Global options")]
     pub(crate) quiet: bool,
     /// The command.
     #[command(subcommand)]
@@ -55,6 +57,7 @@ pub(crate) enum Command {
 
 /// Arguments of `reduce`.
 #[derive(Debug, Args)]
+#[command(after_help = help::REDUCE)]
 pub(crate) struct ReduceArgs {
     /// Part files written by `fit --part I/N` (or `--shards`), all of the same pass.
     pub(crate) parts: Vec<PathBuf>,
@@ -88,6 +91,7 @@ pub(crate) struct WorkerArgs {
 
 /// Arguments of `kernel-error`.
 #[derive(Debug, Args)]
+#[command(after_help = help::KERNEL_ERROR, mut_arg("sigma", help::one_sigma), mut_arg("map", help::map_only))]
 pub(crate) struct KernelErrorArgs {
     /// Parquet file or directory (the label column, if recorded, is not an input).
     #[arg(long)]
@@ -114,6 +118,7 @@ pub(crate) struct KernelErrorArgs {
 
 /// Arguments of `generate`.
 #[derive(Debug, Args)]
+#[command(after_help = help::GENERATE)]
 pub(crate) struct GenerateArgs {
     /// Output directory of Parquet shards.
     #[arg(long)]
@@ -121,8 +126,8 @@ pub(crate) struct GenerateArgs {
     /// Number of rows.
     #[arg(long)]
     pub(crate) rows: u64,
-    /// Number of feature columns.
-    #[arg(long, default_value_t = 54)]
+    /// Number of input columns (besides the target).
+    #[arg(long = "columns", visible_alias = "features", default_value_t = 54)]
     pub(crate) features: usize,
     /// Number of classes; 0 writes a regression target.
     #[arg(long, default_value_t = 0)]
@@ -163,6 +168,7 @@ pub(crate) enum NanArg {
 
 /// Arguments of `convert`.
 #[derive(Debug, Args)]
+#[command(after_help = help::CONVERT)]
 pub(crate) struct ConvertArgs {
     /// Input file (CSV, TSV, LIBSVM or IDX; gzip and bzip2 are read transparently).
     pub(crate) input: PathBuf,
@@ -203,6 +209,7 @@ pub(crate) struct ConvertArgs {
 
 /// Arguments of `split`.
 #[derive(Debug, Args)]
+#[command(after_help = help::SPLIT)]
 pub(crate) struct SplitArgs {
     /// Input Parquet file or directory.
     pub(crate) input: PathBuf,
@@ -247,7 +254,7 @@ pub(crate) struct MapArgs {
     /// Matérn smoothness ν.
     #[arg(long, default_value_t = 1.5)]
     pub(crate) nu: f64,
-    /// RFF form: pairs ([cos, sin], lower variance) or phase (cos(wx + b)).
+    /// RFF form: pairs ([cos, sin], lower variance; the default) or phase (cos(wx + b)).
     #[arg(long)]
     pub(crate) form: Option<String>,
     /// Number of output features l (nystrom: landmarks m; eof: the budget M unless --level).
@@ -262,10 +269,10 @@ pub(crate) struct MapArgs {
     /// Seed of every random choice (map, splits, samples).
     #[arg(long, default_value_t = 0)]
     pub(crate) seed: u64,
-    /// binning: number of random grids P.
+    /// binning: number of random grids P (default 256).
     #[arg(long)]
     pub(crate) grids: Option<usize>,
-    /// comp: inner RFF dimension d before the random projection to l.
+    /// comp: inner RFF dimension d before the random projection to l (default 2l).
     #[arg(long)]
     pub(crate) inner: Option<usize>,
     /// tefm-*: the base map (rff, orf, sorf, qmc, fastfood, comp, or nystrom: d landmarks sampled in a first pass).
@@ -337,6 +344,7 @@ pub(crate) enum TaskArg {
 
 /// Arguments of `featurize`.
 #[derive(Debug, Args)]
+#[command(after_help = help::FEATURIZE, mut_arg("sigma", help::one_sigma), mut_arg("map", help::map_only))]
 pub(crate) struct FeaturizeArgs {
     /// Input Parquet file or directory.
     #[arg(long)]
@@ -344,7 +352,8 @@ pub(crate) struct FeaturizeArgs {
     /// Output directory: one feature shard per input shard.
     #[arg(long)]
     pub(crate) out: PathBuf,
-    /// Use the map and scaling of a fitted model instead of --map/--sigma.
+    /// Use the map and scaling of a fitted model (or a map file of --save-map) instead of
+    /// --map/--sigma.
     #[arg(long)]
     pub(crate) model: Option<PathBuf>,
     /// The map (ignored with --model; --sigma must be one value).
@@ -359,10 +368,14 @@ pub(crate) struct FeaturizeArgs {
     /// Write features as float32.
     #[arg(long)]
     pub f32: bool,
+    /// Map files and the report.
+    #[command(flatten)]
+    pub(crate) output: FeaturizeOutputArgs,
 }
 
 /// Arguments of `fit`.
 #[derive(Debug, Args)]
+#[command(after_help = help::FIT)]
 pub(crate) struct FitArgs {
     /// Training data: Parquet file or directory of shards.
     #[arg(long)]
@@ -397,7 +410,7 @@ pub(crate) struct FitArgs {
     #[arg(long)]
     pub(crate) folds: Option<usize>,
     /// Refuse to start when the statistics would need more than this many bytes (e.g. 4G);
-    /// also the budget of TEFM's one-pass strategy.
+    /// also the budget of TEFM's one-pass strategy. Default: no limit (TEFM's budget 8G).
     #[arg(long)]
     pub(crate) max_memory: Option<String>,
     /// Print the report as one JSON object.
@@ -429,6 +442,7 @@ pub(crate) struct FitArgs {
 
 /// Arguments of `predict`.
 #[derive(Debug, Args)]
+#[command(after_help = help::PREDICT)]
 pub(crate) struct PredictArgs {
     /// Model file written by fit.
     #[arg(long)]
@@ -449,6 +463,7 @@ pub(crate) struct PredictArgs {
 
 /// Arguments of `eval`.
 #[derive(Debug, Args)]
+#[command(after_help = help::EVAL)]
 pub(crate) struct EvalArgs {
     /// Model file written by fit.
     #[arg(long)]
@@ -469,6 +484,7 @@ pub(crate) struct EvalArgs {
 
 /// Arguments of `demo`.
 #[derive(Debug, Args)]
+#[command(after_help = help::DEMO)]
 pub(crate) struct DemoArgs {
     /// Directory holding cpu_rks_train.tsv.gz and cpu_rks_test.tsv.gz.
     #[arg(long, default_value = "data")]
@@ -513,6 +529,7 @@ pub(crate) enum ExperimentArg {
 
 /// Arguments of `experiment`.
 #[derive(Debug, Args)]
+#[command(after_help = help::EXPERIMENT)]
 pub(crate) struct ExperimentArgs {
     /// The experiment: kernel-approx, accuracy-vs-time, rmse-table, nystrom-vs-rff or eof-sparsity.
     #[arg(value_enum)]

@@ -9,6 +9,8 @@
 mod args;
 mod bars;
 mod commands;
+mod help;
+mod newuser_args;
 mod validate;
 
 use clap::Parser;

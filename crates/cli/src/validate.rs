@@ -34,10 +34,12 @@ pub(crate) fn parse_bytes(text: &str) -> Result<u64> {
     Ok((v * mult) as u64)
 }
 
-/// `--label`: a name, `last`, or `auto` (the label recorded by convert).
+/// `--label`: a name, `last`, `auto` (the label recorded by convert) or
+/// `none` (no label column: every column is an input).
 pub(crate) fn label_spec(text: &str) -> LabelSpec {
     match text {
         "last" => LabelSpec::Last,
+        "none" => LabelSpec::None,
         "auto" => LabelSpec::Hint,
         name => LabelSpec::Name(name.to_string()),
     }
@@ -207,7 +209,8 @@ pub(crate) fn featurize_config(a: &FeaturizeArgs) -> Result<FeaturizeConfig> {
             seed: a.map.seed,
         },
     };
-    Ok(FeaturizeConfig { data: a.data.clone(), out: a.out.clone(), source, read, f32: a.f32 })
+    let save_map = a.output.save_map.clone();
+    Ok(FeaturizeConfig { data: a.data.clone(), out: a.out.clone(), source, read, f32: a.f32, save_map })
 }
 
 /// The validated configuration of `kernel-error`.
@@ -218,7 +221,7 @@ pub(crate) fn kernel_error_config(a: &KernelErrorArgs) -> Result<KernelErrorConf
         bail!("--repeats: must be at least 1");
     }
     let scale = if method.needs_unit_cube() { ScalerKind::MinMax } else { scale_kind(a.scale) };
-    let label = if a.label == "none" { LabelSpec::None } else { label_spec(&a.label) };
+    let label = label_spec(&a.label);
     Ok(KernelErrorConfig {
         data: a.data.clone(),
         label,

@@ -9,7 +9,7 @@
 
 use crate::fit::passes::PrepareState;
 use crate::method::MethodSpec;
-use crate::model::Model;
+use crate::model::{MODEL_FORMAT, MODEL_VERSION, Model, ModelDoc, Task};
 use crate::observer::Observer;
 use crate::outputs::{PerShard, output_path, prepare_output_dir};
 use crate::pipeline::{Features, Pass};
@@ -68,6 +68,10 @@ pub struct FeaturizeConfig {
     pub read: ReadConfig,
     /// Write features as float32.
     pub f32: bool,
+    /// With a [`FeatureSource::Method`]: also write the map fitted here
+    /// (input columns, scaling statistics, σ, map spec) as a map file, which
+    /// `FeatureSource::Model` applies unchanged to other data.
+    pub save_map: Option<PathBuf>,
 }
 
 /// What `featurize` wrote.
@@ -92,6 +96,9 @@ pub struct FeaturizeReport {
 pub fn featurize(cfg: &FeaturizeConfig, observer: &dyn Observer) -> Result<FeaturizeReport> {
     let start = Instant::now();
     cfg.source.check()?;
+    if cfg.save_map.is_some() && matches!(cfg.source, FeatureSource::Model(_)) {
+        anyhow::bail!("--save-map: the map is taken from --model, which already stores it");
+    }
     let ds = Dataset::open(&cfg.data)?;
     let (features, scaler, map) = match &cfg.source {
         FeatureSource::Model(path) => from_model(path)?,
@@ -107,16 +114,39 @@ pub fn featurize(cfg: &FeaturizeConfig, observer: &dyn Observer) -> Result<Featu
         }
     };
     let label = resolve_optional_label(&ds, &cfg.read.label)?.1;
-    let read = cfg.read.options(features, label.clone());
+    let read = cfg.read.options(features.clone(), label.clone());
     let existed = cfg.out.exists();
     prepare_output_dir(&cfg.out)?;
-    let result = write_features(&ds, &cfg.out, read, &scaler, map.as_ref(), label, cfg.f32, observer);
+    let result = write_features(&ds, &cfg.out, read, &scaler, map.as_ref(), label.clone(), cfg.f32, observer);
     if result.is_err() && !existed {
         // An output directory this run created holds nothing whole: remove it.
         let _ = std::fs::remove_dir_all(&cfg.out);
     }
     let (rows, files) = result?;
-    Ok(FeaturizeReport { rows, files, n_features: map.n_output(), seconds: start.elapsed().as_secs_f64() })
+    let n_features = map.n_output();
+    if let Some(path) = &cfg.save_map {
+        map_file(features, label, scaler, map).save(path)?;
+    }
+    Ok(FeaturizeReport { rows, files, n_features, seconds: start.elapsed().as_secs_f64() })
+}
+
+/// A map file: a model document with the map and scaling, and no ridge
+/// weights (`coef` is `(l, 0)`), marked `"map_only": true` in `training`.
+fn map_file(features: Vec<String>, label: Option<String>, scaler: Scaler, map: Box<dyn FeatureMap>) -> Model {
+    let doc = ModelDoc {
+        format: MODEL_FORMAT.into(),
+        version: MODEL_VERSION,
+        task: Task::Regression,
+        feature_columns: features,
+        label_column: label,
+        scaler,
+        map: map.spec(),
+        classes: None,
+        alpha: 0.0,
+        training: serde_json::json!({ "map_only": true }),
+        kapprox_version: env!("CARGO_PKG_VERSION").into(),
+    };
+    Model { doc, coef: Array2::zeros((map.n_output(), 0)), intercept: ndarray::Array1::zeros(0), map }
 }
 
 /// A model's input columns, scaler and map.
@@ -174,6 +204,20 @@ fn learned_from_data(method: &MethodSpec) -> anyhow::Error {
     anyhow::anyhow!("--map {method}: this map is learned from data; fit a model first and run featurize --model MODEL")
 }
 
+/// The bytes of feature values a row group may buffer beyond one chunk.
+pub const ROW_GROUP_BUFFER_BYTES: usize = 64 << 20;
+
+/// Rows per row group of a feature file: the parquet writer holds a whole
+/// row group in memory until it is flushed, so a row group is at most one
+/// chunk or [`ROW_GROUP_BUFFER_BYTES`] of values, whichever holds more
+/// rows, and never more than the default row group. The writer then buffers
+/// at most `max(chunk_rows · l, ROW_GROUP_BUFFER_BYTES / value_bytes)`
+/// values, whatever the row count.
+pub fn row_group_rows(chunk_rows: usize, l: usize, value_bytes: usize) -> usize {
+    let by_bytes = ROW_GROUP_BUFFER_BYTES / (l.max(1) * value_bytes);
+    chunk_rows.max(by_bytes).clamp(1, kapprox_io::DEFAULT_ROW_GROUP_ROWS)
+}
+
 /// The featurize pass: one feature shard per input shard of `read`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn write_features(
@@ -186,10 +230,12 @@ pub(crate) fn write_features(
     f32: bool,
     observer: &dyn Observer,
 ) -> Result<(u64, usize)> {
-    let opts = FeatureFileOptions::new()
-        .with_dtype(if f32 { FeatureDtype::F32 } else { FeatureDtype::F64 })
-        .with_carried(label.clone());
     let l = map.n_output();
+    let dtype = if f32 { FeatureDtype::F32 } else { FeatureDtype::F64 };
+    let opts = FeatureFileOptions::new()
+        .with_dtype(dtype)
+        .with_carried(label.clone())
+        .with_row_group_rows(row_group_rows(read.chunk_rows, l, if f32 { 4 } else { 8 }));
     let mut dense = PerShard::new(|w: DenseFeatureWriter| Ok(w.finish()?));
     let mut sparse = PerShard::new(|w: SparseFeatureWriter| Ok(w.finish()?));
     let pass = Pass { dataset: ds, read, scaler, maps: vec![map], label: "featurize", observer };

@@ -145,6 +145,23 @@ impl Model {
         Ok(Model { doc, map, coef, intercept })
     }
 
+    /// Whether this is a map file written by `featurize --save-map`: a map
+    /// and its scaling, no ridge weights.
+    pub fn is_map_only(&self) -> bool {
+        self.doc.training.get("map_only").and_then(|v| v.as_bool()).unwrap_or(false)
+    }
+
+    /// Refuses a map file where ridge weights are needed (predict, eval).
+    ///
+    /// # Errors
+    /// When [`Self::is_map_only`].
+    pub fn check_has_weights(&self) -> Result<()> {
+        if self.is_map_only() {
+            bail!("this is a map file (featurize --save-map) without ridge weights: fit a model to predict");
+        }
+        Ok(())
+    }
+
     /// Scores `(n, k)` for features `z (n, l)`.
     pub fn scores(&self, z: ArrayView2<'_, f64>) -> Array2<f64> {
         let mut s = z.dot(&self.coef);

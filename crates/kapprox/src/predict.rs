@@ -46,6 +46,7 @@ pub fn decide(model: &Model, classes: Option<&Classes>, scores: &Array2<f64>) ->
 }
 
 fn classes_of(model: &Model) -> Result<Option<Classes>> {
+    model.check_has_weights()?;
     match (&model.doc.task, &model.doc.classes) {
         (Task::Classification, Some(c)) => Ok(Some(Classes::from_labels(c.iter().copied())?)),
         (Task::Classification, None) => anyhow::bail!("classification model without a class list"),

@@ -12,11 +12,22 @@ use kapprox::predict::{EvalMetrics, evaluate, predict_to_dir};
 /// `kapprox featurize` (under `mpirun`, each rank writes its own shards).
 pub(crate) fn featurize(a: &FeaturizeArgs, bars: &Bars) -> Result<()> {
     if kapprox::distributed::launched_by_mpi() {
+        if a.output.save_map.is_some() {
+            anyhow::bail!("--save-map: not under MPI; save the map in one process, then run featurize --model MAP");
+        }
         return featurize_mpi(a, bars);
     }
     let cfg = FeaturizeConfig { out: output(&a.out), ..featurize_config(a)? };
     let r = kapprox::featurize::featurize(&cfg, bars)?;
-    print_featurized(&r, &cfg, "");
+    if a.output.json {
+        let rss = kapprox::sysinfo::peak_rss_bytes();
+        print_json(&serde_json::json!({"out": cfg.out, "report": r, "map": cfg.save_map, "peak_rss_bytes": rss}))?;
+    } else {
+        print_featurized(&r, &cfg, "");
+        if let Some(map) = &cfg.save_map {
+            eprintln!("map written to {} (apply it with featurize --model {})", map.display(), map.display());
+        }
+    }
     Ok(())
 }
 

@@ -25,10 +25,17 @@ pub(crate) fn fit(a: &FitArgs, bars: &Bars) -> Result<()> {
         FitMode::Local => {
             let (model, report) = kapprox::fit(&cfg, bars)?;
             model.save(&out)?;
+            let warnings = report.warnings(a.map.features);
             if a.json {
-                print_json(&serde_json::json!({"model": out, "report": report, "peak_rss_bytes": peak_rss_bytes()}))?;
+                let rss = peak_rss_bytes();
+                print_json(
+                    &serde_json::json!({"model": out, "report": report, "warnings": warnings, "peak_rss_bytes": rss}),
+                )?;
             } else {
                 print_fit_report(&report, &out);
+            }
+            for w in &warnings {
+                eprintln!("warning: {w}");
             }
         }
         FitMode::Plan => {

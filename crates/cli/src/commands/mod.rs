@@ -28,6 +28,7 @@ pub(crate) fn run(cli: Cli) -> Result<()> {
         Command::KernelError(a) => a.json,
         Command::Experiment(a) => a.json,
         Command::Reduce(a) => a.json,
+        Command::Featurize(a) => a.output.json,
         _ => false,
     };
     let bars = Bars::new(cli.quiet || json);

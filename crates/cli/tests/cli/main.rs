@@ -20,6 +20,12 @@
 //!   bad flags.
 //! - `readback`: features and predictions read back through arrow (Rust)
 //!   and pyarrow (when installed) and agree with the model.
+//! - `first_hour`: featurize and kernel-error on their defaults, a map
+//!   saved by featurize and reused, grid-edge and Nyström warnings,
+//!   featurize memory bounded by the chunk size.
+//! - `numpy_predict`: plain numpy reproduces predict from the model file.
+//! - `readme`: every ```sh block of README.md runs verbatim in a scratch
+//!   directory, and every subcommand's `--help` examples run.
 //! - `memory`: peak RSS of an out-of-core fit does not grow with the rows
 //!   (ignored by default: `cargo test --release -p kapprox-cli --test cli -- --ignored`).
 
@@ -31,7 +37,10 @@ mod bad_input;
 mod crash;
 mod distributed;
 mod experiments;
+mod first_hour;
 mod happy;
 mod invariance;
 mod memory;
+mod numpy_predict;
 mod readback;
+mod readme;

@@ -110,3 +110,59 @@ impl FitReport {
 pub fn default_alphas(n: f64) -> Vec<f64> {
     (0..17).map(|i| n * 10f64.powf(-9.0 + 0.5 * i as f64)).collect()
 }
+
+impl FitReport {
+    /// What a user should know about the selection: the chosen σ or α at
+    /// the edge of its grid (the best value may lie beyond it), and a
+    /// Nyström map that kept fewer features than the `requested` landmarks
+    /// (eigenvalues of `K_mm` at or below `rel_tol · λ_max` are dropped).
+    pub fn warnings(&self, requested: usize) -> Vec<String> {
+        let mut out = Vec::new();
+        let sigmas: Vec<f64> = self.candidates.iter().map(|c| c.sigma).collect();
+        if let Some(side) = edge(&sigmas, self.sigma) {
+            out.push(format!(
+                "sigma {:.4} is the {side} of the {} --sigma candidates: the best bandwidth may lie beyond; add \
+                 candidates {} it (e.g. auto*{})",
+                self.sigma,
+                sigmas.len(),
+                if side == "smallest" { "below" } else { "above" },
+                if side == "smallest" { "0.25" } else { "8" }
+            ));
+        }
+        let chosen = self.candidates.iter().find(|c| c.sigma == self.sigma);
+        let alphas: Vec<f64> = chosen.map(|c| c.curve.iter().map(|p| p.alpha).collect()).unwrap_or_default();
+        if let Some(side) = edge(&alphas, self.alpha) {
+            out.push(format!(
+                "alpha {:.3e} is the {side} of the {} --alpha values: the best penalty may lie beyond; extend the \
+                 range {} (--alpha LO..HI:N)",
+                self.alpha,
+                alphas.len(),
+                if side == "smallest" { "downwards" } else { "upwards" }
+            ));
+        }
+        if self.method == "nystrom" && self.n_features < requested {
+            out.push(format!(
+                "nystrom kept {} of {requested} features: the other eigenvalues of the landmarks' kernel matrix are \
+                 below --rel-tol times the largest (numerically rank-deficient); --rel-tol 0 keeps every positive one",
+                self.n_features
+            ));
+        }
+        out
+    }
+}
+
+/// `"smallest"` or `"largest"` when `chosen` is at that end of a grid of
+/// more than one distinct value.
+fn edge(grid: &[f64], chosen: f64) -> Option<&'static str> {
+    let lo = grid.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = grid.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if grid.len() < 2 || lo >= hi {
+        None
+    } else if chosen <= lo {
+        Some("smallest")
+    } else if chosen >= hi {
+        Some("largest")
+    } else {
+        None
+    }
+}

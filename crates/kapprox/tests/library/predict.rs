@@ -6,7 +6,7 @@ use kapprox::features::{Kernel, MapKind, MapParams};
 use kapprox::featurize::{FeatureSource, FeaturizeConfig, featurize};
 use kapprox::io::{ColumnStats, Dataset, Scaler, ScalerKind, read_column, read_columns};
 use kapprox::predict::{EvalMetrics, evaluate, predict_to_dir};
-use kapprox::{FitConfig, KernelFamily, MethodSpec, ReadConfig, SigmaSpec, Silent, fit};
+use kapprox::{FitConfig, KernelFamily, MethodSpec, Model, ReadConfig, SigmaSpec, Silent, fit};
 use ndarray::{Array2, Axis, concatenate};
 use std::path::Path;
 
@@ -52,7 +52,8 @@ fn featurize_writes_the_features_of_its_method() {
         seed: 3,
     };
     let read = ReadConfig { chunk_rows: 128, ..ReadConfig::default() };
-    let cfg = FeaturizeConfig { data: f.data(), out: f.path("feat"), source, read, f32: false };
+    let save_map = Some(f.path("map.safetensors"));
+    let cfg = FeaturizeConfig { data: f.data(), out: f.path("feat"), source, read, f32: false, save_map };
     let r = featurize(&cfg, &Silent).unwrap();
     assert_eq!((r.rows, r.files, r.n_features), (600, 3, 16));
 
@@ -71,6 +72,21 @@ fn featurize_writes_the_features_of_its_method() {
     // The label travels with the features, never into them.
     assert_eq!(column(&f.path("feat"), "label"), read_column(f.data(), "label").unwrap());
     assert_eq!(Dataset::open(f.path("feat")).unwrap().n_rows(), 600);
+
+    // The saved map (scaling statistics, σ, spec) gives the same features
+    // on its own, and is no model to predict with.
+    let reuse = FeaturizeConfig {
+        out: f.path("again"),
+        source: FeatureSource::Model(f.path("map.safetensors")),
+        save_map: None,
+        ..cfg.clone()
+    };
+    featurize(&reuse, &Silent).unwrap();
+    for j in 0..16 {
+        assert_eq!(column(&f.path("again"), &format!("z{j}")), column(&f.path("feat"), &format!("z{j}")));
+    }
+    let map_file = Model::load(&f.path("map.safetensors")).unwrap();
+    assert!(map_file.is_map_only() && map_file.check_has_weights().is_err());
 }
 
 /// Maps learned from data need a model: refused before any data is read
@@ -90,6 +106,7 @@ fn featurize_refuses_maps_learned_from_data() {
             source,
             read: ReadConfig::default(),
             f32: false,
+            save_map: None,
         };
         let e = featurize(&cfg, &Silent).unwrap_err().to_string();
         assert_eq!(

@@ -1,0 +1,17 @@
+//! Flags added for a new user's workflow, kept apart from `args` so that
+//! their edits stay small.
+
+use clap::Args;
+use std::path::PathBuf;
+
+/// `featurize`: where the fitted map goes, and how the report is printed.
+#[derive(Debug, Args, Clone)]
+pub(crate) struct FeaturizeOutputArgs {
+    /// Also write the map fitted here (input columns, scaling statistics, σ, map spec) to this
+    /// file; `featurize --model FILE` applies the same map to other data. Not with --model.
+    #[arg(long, value_name = "FILE", conflicts_with = "model")]
+    pub(crate) save_map: Option<PathBuf>,
+    /// Print the report (with the peak memory) as one JSON object.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
