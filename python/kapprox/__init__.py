@@ -12,6 +12,12 @@ ridge, σ and α chosen from statistics, ``partial_fit``), and
 :class:`PartialStatistics` (``a + b``, :func:`merge`, ``solve()``) to fit
 over row subsets computed anywhere.
 
+Parquet and model files (kapprox's engine): ``fit_parquet`` streams a
+Parquet directory exactly like ``kapprox fit``; ``predict_parquet`` and
+``save`` write what ``kapprox predict`` writes and reads; :func:`load`
+reads a model file; :class:`ParquetFit` runs the fit's passes as
+:class:`ParquetPart` states (``.kpart`` bytes) on any workers (Dask).
+
 Conventions: Gaussian ``exp(-||x-y||²/(2σ²))`` (scikit-learn
 ``gamma = 1/(2σ²)``), Laplacian ``exp(-||x-y||₁/σ)`` (``gamma = 1/σ``);
 ridge ``||Zw + b - y||² + α||w||²``. An int ``random_state`` is kapprox's
@@ -19,6 +25,7 @@ seed: the same seed and inputs give the map the command line builds.
 """
 
 from .estimators import DEFAULT_SIGMA, KapproxClassifier, KapproxRegressor
+from .parquet import ParquetFit, ParquetPart, load, run_part
 from .statistics import PartialStatistics, merge
 from .transformers import (
     EOF,
@@ -45,16 +52,9 @@ __all__ = [
     "PartialStatistics",
     "merge",
     "load",
+    "ParquetFit",
+    "ParquetPart",
+    "run_part",
     "DEFAULT_SIGMA",
 ]
 
-
-def load(path):
-    """Returns a fitted estimator from a ``kapprox fit`` model file.
-
-    Not in this build: model files are read by kapprox's engine library,
-    which these bindings do not include yet.
-    """
-    raise NotImplementedError(
-        "kapprox.load needs kapprox's engine library (model files), which this build does not bind yet"
-    )

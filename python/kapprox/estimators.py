@@ -25,6 +25,7 @@ a :class:`~kapprox.PartialStatistics` that merges with others and solves.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -33,8 +34,9 @@ from sklearn.utils import check_X_y
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import _native
+from . import _native, parquet
 from ._params import alpha_grid, apply_scaler, fit_scaler, form_for, kernel_name, nu_for, parse_sigmas, seed_from
+from .parquet import DEFAULT_CHUNK_ROWS
 from .statistics import PartialStatistics
 from .transformers import transform_with
 
@@ -305,6 +307,9 @@ class _KapproxModel(BaseEstimator):
     def _set_solution(self, setup: _Setup, native) -> None:
         sol = native.solve(alpha_grid(self.alpha))
         best = sol["best"]
+        for engine_only in ("model_", "model_doc_", "training_"):
+            if hasattr(self, engine_only):
+                delattr(self, engine_only)
         self.setup_ = setup
         self.seed_ = setup.seed
         self.scaler_ = setup.scaler
@@ -324,6 +329,9 @@ class _KapproxModel(BaseEstimator):
     def _scores(self, X) -> np.ndarray:
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
+        if hasattr(self, "model_"):
+            # Fitted on Parquet or loaded: the engine's scaling, map and scores (`kapprox predict`'s).
+            return self.model_.scores(X)
         coef, intercept = self._coef_lk()
         out = np.empty((X.shape[0], coef.shape[1]))
         for start in range(0, X.shape[0], PREDICT_CHUNK_ROWS):
@@ -332,37 +340,72 @@ class _KapproxModel(BaseEstimator):
             out[rows] = z @ coef + intercept
         return out
 
-    # ---- phase 2 -------------------------------------------------------------
+    # ---- Parquet and model files (the engine) ------------------------------
 
-    def fit_parquet(self, path, **kwargs):
-        """Streams a Parquet directory out of core exactly like ``kapprox fit``.
+    def fit_parquet(self, path, *, label="auto", chunk_rows=DEFAULT_CHUNK_ROWS, nan="refuse", max_memory=None):
+        """Fits on a Parquet file or directory of shards, streamed out of core
+        exactly like ``kapprox fit`` (the same parameters and seed give
+        bitwise the same model as the command line's).
 
-        Not in this build: it needs the engine library (``kapprox`` crate).
+        Memory does not grow with the number of rows: the statistics of
+        every candidate and split part plus one chunk of features.
+
+        Parameters
+        ----------
+        path : str or PathLike
+            Parquet data, e.g. written by ``kapprox convert``.
+        label : str, default="auto"
+            The label column: a name, ``"last"``, or ``"auto"`` (the label
+            recorded by ``kapprox convert``). The other numeric columns are
+            the features.
+        chunk_rows : int, default=8192
+            Rows read at a time (bounds memory; never changes the model).
+        nan : {"refuse", "skip"}, default="refuse"
+            Rows with NaN or infinite values: an error naming file, row and
+            column, or skipped (and counted).
+        max_memory : int, default=None
+            Refuse a fit whose statistics need more bytes than this.
+
+        Returns
+        -------
+        self
         """
-        raise NotImplementedError(
-            "fit_parquet needs kapprox's engine library, which this build does not bind yet; "
-            "use fit/partial_fit on numpy batches, or the kapprox command line"
-        )
+        settings = parquet.settings(self, path, label=label, chunk_rows=chunk_rows, nan=nan, max_memory=max_memory)
+        model, report = _native.fit_parquet(settings)
+        return parquet.adopt(self, model, json.loads(report))
 
-    def predict_parquet(self, path, out, **kwargs):
-        """Predicts a Parquet directory into Parquet shards like ``kapprox predict``.
+    def predict_parquet(self, path, out, *, chunk_rows=DEFAULT_CHUNK_ROWS, nan="refuse"):
+        """Writes predictions for the Parquet data ``path`` into the
+        directory ``out`` (one shard per input shard, with row ids; the
+        target beside them when the data holds the label), like ``kapprox
+        predict``. Streams: memory does not grow with the rows.
 
-        Not in this build: it needs the engine library (``kapprox`` crate).
+        Returns
+        -------
+        dict
+            ``rows``, ``skipped``, ``files``, ``seconds``.
         """
-        raise NotImplementedError(
-            "predict_parquet needs kapprox's engine library, which this build does not bind yet; "
-            "use predict on numpy batches, or the kapprox command line"
-        )
+        check_is_fitted(self)
+        report = parquet.engine_model(self).predict_parquet(os.fspath(path), os.fspath(out), chunk_rows, nan)
+        return json.loads(report)
 
     def save(self, path):
-        """Writes a model file that ``kapprox predict`` reads.
+        """Writes a model file that ``kapprox predict`` (and :func:`kapprox.load`)
+        reads. A numpy fit names its columns ``feature_names_in_`` (from a
+        DataFrame) or ``x0, x1, ...``; a classifier needs numeric labels."""
+        check_is_fitted(self)
+        parquet.engine_model(self).save(os.fspath(path))
 
-        Not in this build: model files are written by the engine library.
-        """
-        raise NotImplementedError(
-            "save needs kapprox's engine library (model files), which this build does not bind yet; "
-            "pickle the estimator instead"
-        )
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        if "model_" in state:
+            state["model_"] = bytes(state["model_"].to_bytes())
+        return state
+
+    def __setstate__(self, state):
+        if isinstance(state.get("model_"), bytes):
+            state["model_"] = _native.Model.from_bytes(state["model_"])
+        self.__dict__.update(state)
 
 
 class KapproxRegressor(RegressorMixin, _KapproxModel):

@@ -16,10 +16,19 @@
 //!   column scaling (`kapprox-io`'s `ColumnStats`/`Scaler`), the bandwidth
 //!   rule's row sample and Nyström landmarks (`kapprox-sketch`'s reservoir).
 //!
+//! - [`engine`]: the engine library (`kapprox`): fits streamed from Parquet
+//!   exactly as `kapprox fit` streams them, model files (`Model`), numpy
+//!   and Parquet predictions.
+//! - [`parts`]: the engine's fit as passes whose part states (the bytes of
+//!   `.kpart` files) are computed anywhere, merged in shard order and
+//!   advanced (`FitJob`, `run_part`, `merge_parts`).
+//!
 //! Errors become `ValueError` with the library's message.
 
 mod blocks;
+mod engine;
 mod map;
+mod parts;
 mod prepare;
 mod statistics;
 
@@ -35,6 +44,12 @@ pub(crate) fn value_error(err: impl std::fmt::Display) -> PyErr {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<map::PyFeatureMap>()?;
     m.add_class::<statistics::PyStatistics>()?;
+    m.add_class::<engine::PyModel>()?;
+    m.add_class::<parts::PyFitJob>()?;
+    m.add_function(wrap_pyfunction!(engine::fit_parquet, m)?)?;
+    m.add_function(wrap_pyfunction!(parts::run_part, m)?)?;
+    m.add_function(wrap_pyfunction!(parts::merge_parts, m)?)?;
+    m.add_function(wrap_pyfunction!(parts::part_info, m)?)?;
     m.add_function(wrap_pyfunction!(map::independent_map, m)?)?;
     m.add_function(wrap_pyfunction!(map::nystrom_map, m)?)?;
     m.add_function(wrap_pyfunction!(map::tefm_map, m)?)?;

@@ -38,7 +38,7 @@ pub struct PyFeatureMap {
 }
 
 impl PyFeatureMap {
-    fn new_boxed(map: Box<dyn FeatureMap>) -> Self {
+    pub(crate) fn new_boxed(map: Box<dyn FeatureMap>) -> Self {
         PyFeatureMap { map: Arc::from(map) }
     }
 

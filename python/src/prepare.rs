@@ -2,20 +2,16 @@
 //! CLI's prepare pass chooses it: column scaling from column statistics,
 //! and row samples by the smallest `hash(seed, row id)` (the same rows
 //! whatever the chunking), for the bandwidth rule and Nyström's landmarks.
-//!
-//! TODO(phase 2): the median rule is the engine's
-//! (`kapprox::fit::median_distance`); call it once the CLI-free `kapprox`
-//! library exists instead of this copy of the rule.
+//! The median rule and its sample size are the engine's
+//! (`kapprox::sigma`).
 
 use crate::value_error;
+use kapprox::sigma::SIGMA_SAMPLE_ROWS;
 use kapprox_io::{ColumnStats, Scaler, ScalerKind};
 use kapprox_sketch::Reservoir;
 use ndarray::{Array2, ArrayView2};
 use numpy::PyReadonlyArray2;
 use pyo3::prelude::*;
-
-/// Rows sampled for the median rule (the CLI's `SIGMA_SAMPLE_ROWS`).
-const SIGMA_SAMPLE_ROWS: usize = 1000;
 
 /// The `k` rows of `x` (row ids `0..n`) with the smallest priority
 /// `hash(seed, id)`, in row order: the CLI's landmark sample. All rows when
@@ -53,24 +49,7 @@ pub(crate) fn median_distance(py: Python<'_>, x: PyReadonlyArray2<'_, f64>, seed
     let x = x.as_array();
     py.detach(|| {
         let (_, rows) = landmarks(x, SIGMA_SAMPLE_ROWS, seed)?;
-        Ok(median_pairwise(rows.view()))
+        Ok(kapprox::sigma::median_distance(&rows.view()))
     })
     .map_err(|e: String| value_error(e))
-}
-
-fn median_pairwise(x: ArrayView2<'_, f64>) -> f64 {
-    let n = x.nrows();
-    let mut dist = Vec::with_capacity(n * n.saturating_sub(1) / 2);
-    for i in 1..n {
-        for j in 0..i {
-            let s: f64 = x.row(i).iter().zip(x.row(j)).map(|(a, b)| (a - b) * (a - b)).sum();
-            dist.push(s.sqrt());
-        }
-    }
-    if dist.is_empty() {
-        return 1.0;
-    }
-    let mid = dist.len() / 2;
-    let (_, m, _) = dist.select_nth_unstable_by(mid, f64::total_cmp);
-    if *m > 0.0 { *m } else { 1.0 }
 }

@@ -9,15 +9,19 @@
 //! partition, equal to rounding otherwise (`Moments` sums rows in blocks of
 //! 512 consecutive rows of each part's stream).
 //!
-//! TODO(phase 2): the split rule, the default α grid and the sparse/dense
-//! choice copy the engine's (`kapprox::fit::{Split, default_alphas}`,
-//! `fit::passes::sparse_pays`); use them from the CLI-free `kapprox` library,
-//! and select classification candidates by accuracy as the engine does.
+//! The split rule, the default α grid and the sparse/dense choice are the
+//! engine's (`kapprox::fit::{Split, default_alphas}`,
+//! `kapprox::fit::passes::sparse_pays`), so a numpy fit splits and chooses
+//! as `kapprox fit` does. Classification candidates are chosen here by the
+//! validation MSE of the ±1 targets; the engine (`fit_parquet`) chooses by
+//! the accuracy on sampled held-out rows.
 
 use crate::blocks::{transform_dense, transform_sparse};
 use crate::map::PyFeatureMap;
 use crate::value_error;
-use kapprox_core::{Domain, Moments, rng};
+use kapprox::fit::passes::sparse_pays;
+use kapprox::fit::{Split, default_alphas};
+use kapprox_core::Moments;
 use kapprox_features::OutputKind;
 use kapprox_solve::{Classes, Ridge, SelectionReport};
 use ndarray::{Array2, ArrayView1, ArrayView2, Axis, s};
@@ -30,73 +34,46 @@ use serde::{Deserialize, Serialize};
 /// doubles per candidate. Does not change the statistics.
 const CHUNK_ROWS: usize = 8192;
 
-/// How rows are split to choose σ and α, by a seeded hash of the row id.
+/// The split as the Python layer writes it (`{"holdout": f}` or
+/// `{"folds": k}`); the rule itself is the engine's [`Split`].
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-enum Split {
-    /// Part 1 (this fraction of the rows) validates, part 0 trains.
+enum SplitDoc {
     Holdout(f64),
-    /// k folds, each held out in turn.
     Folds(usize),
 }
 
-impl Split {
-    fn n_parts(self) -> usize {
-        match self {
-            Split::Holdout(_) => 2,
-            Split::Folds(k) => k,
+impl From<SplitDoc> for Split {
+    fn from(doc: SplitDoc) -> Split {
+        match doc {
+            SplitDoc::Holdout(f) => Split::Holdout(f),
+            SplitDoc::Folds(k) => Split::Folds(k),
         }
     }
+}
 
-    fn held_out_parts(self) -> Vec<usize> {
-        match self {
-            Split::Holdout(_) => vec![1],
-            Split::Folds(k) => (0..k).collect(),
-        }
-    }
-
-    fn part_of(self, seed: u64, id: u64) -> usize {
-        let u = rng::unit(seed, Domain::SPLIT, id);
-        match self {
-            Split::Holdout(f) => usize::from(u < f),
-            Split::Folds(k) => ((u * k as f64) as usize).min(k - 1),
-        }
-    }
-
-    fn check(self) -> Result<(), String> {
-        match self {
-            Split::Holdout(f) if !(f > 0.0 && f < 1.0) => Err(format!("validation: {f} is not a fraction in (0, 1)")),
-            Split::Folds(k) if k < 2 => Err(format!("folds: {k} folds; use at least 2")),
-            _ => Ok(()),
-        }
-    }
+/// The engine's split check, with the Python parameter names.
+fn check_split(split: Split) -> PyResult<()> {
+    split.check().map_err(|e| value_error(e.to_string().replace("--", "")))
 }
 
 /// Everything but the maps that two statistics must share to merge.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 struct Config {
-    split: Split,
+    split: SplitDoc,
     seed: u64,
     /// Classification: the class codes, targets encoded ±1 one-vs-rest.
     classes: Option<Vec<f64>>,
 }
 
 impl Config {
+    fn split(&self) -> Split {
+        self.split.into()
+    }
+
     fn n_targets(&self) -> usize {
         self.classes.as_ref().map_or(1, Vec::len)
     }
-}
-
-/// Whether accumulating sparse rows with `nnz` stored entries beats the
-/// dense GEMM over `l` columns (the engine's rule: `nnz ≲ l/16`).
-fn sparse_pays(nnz: usize, l: usize) -> bool {
-    nnz * 16 <= l
-}
-
-/// The default α grid: `n · 10^(−9..−1)`, 17 values (features have
-/// `‖z‖² ≈ 1`, so `ZᵀZ` grows like `n`).
-fn default_alphas(n: f64) -> Vec<f64> {
-    (0..17).map(|i| n * 10f64.powf(-9.0 + 0.5 * i as f64)).collect()
 }
 
 /// The validation part of each of the rows `first_row..first_row + n`
@@ -104,8 +81,9 @@ fn default_alphas(n: f64) -> Vec<f64> {
 /// `seed`: hold-out part 1 validates; fold `j` is held out in turn.
 #[pyfunction]
 pub(crate) fn split_parts(split_json: &str, seed: u64, first_row: u64, n: u64) -> PyResult<Vec<usize>> {
-    let split: Split = serde_json::from_str(split_json).map_err(|e| value_error(format!("invalid split: {e}")))?;
-    split.check().map_err(value_error)?;
+    let split: SplitDoc = serde_json::from_str(split_json).map_err(|e| value_error(format!("invalid split: {e}")))?;
+    let split = Split::from(split);
+    check_split(split)?;
     Ok((first_row..first_row.saturating_add(n)).map(|id| split.part_of(seed, id)).collect())
 }
 
@@ -140,7 +118,7 @@ impl PyStatistics {
     }
 
     fn accumulate(&mut self, x: ArrayView2<'_, f64>, y: ArrayView2<'_, f64>, first_id: u64) {
-        let (split, seed) = (self.config.split, self.config.seed);
+        let (split, seed) = (self.config.split(), self.config.seed);
         let mut rows_of: Vec<Vec<usize>> = vec![Vec::new(); split.n_parts()];
         for start in (0..x.nrows()).step_by(CHUNK_ROWS) {
             let end = (start + CHUNK_ROWS).min(x.nrows());
@@ -222,7 +200,7 @@ impl PyStatistics {
     }
 
     fn validate(&self, parts: &[Moments], alphas: &[f64], n: u64) -> Result<SelectionReport, String> {
-        for p in self.config.split.held_out_parts() {
+        for p in self.config.split().held_out_parts() {
             if parts[p].n_samples() == 0.0 {
                 return Err(format!(
                     "held-out part {p} of the validation split has no rows: {n} rows are too few to choose sigma \
@@ -230,7 +208,7 @@ impl PyStatistics {
                 ));
             }
         }
-        let report = match self.config.split {
+        let report = match self.config.split() {
             Split::Holdout(_) => kapprox_solve::holdout(&parts[0], &parts[1], alphas),
             Split::Folds(_) => kapprox_solve::cross_validate(parts, alphas),
         };
@@ -273,7 +251,7 @@ impl PyStatistics {
     ) -> PyResult<Self> {
         let config: Config =
             serde_json::from_str(config_json).map_err(|e| value_error(format!("invalid statistics config: {e}")))?;
-        config.split.check().map_err(value_error)?;
+        check_split(config.split())?;
         if maps.is_empty() {
             return Err(value_error("statistics need at least one candidate map"));
         }
@@ -288,7 +266,7 @@ impl PyStatistics {
             return Err(value_error(format!("candidate maps take {d} and {} inputs", m.map.n_input())));
         }
         let k = config.n_targets();
-        let n_parts = config.split.n_parts();
+        let n_parts = config.split().n_parts();
         let parts: Vec<Vec<Moments>> = match grams {
             None => maps.iter().map(|m| (0..n_parts).map(|_| Moments::new(m.map.n_output(), k)).collect()).collect(),
             Some(grams) => {
@@ -365,7 +343,7 @@ impl PyStatistics {
     fn statistics_bytes(&self) -> u64 {
         let k = self.config.n_targets();
         let per_part: u64 = self.maps.iter().map(|m| ((m.map.n_output() + 1 + k) as u64).pow(2) * 8).sum();
-        per_part * self.config.split.n_parts() as u64
+        per_part * self.config.split().n_parts() as u64
     }
 
     /// Adds rows `x (n, d)` (already scaled) with targets `y (n,)` (class

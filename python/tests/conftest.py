@@ -12,5 +12,5 @@ def cli():
     path = os.environ.get("KAPPROX_CLI") or Path(__file__).resolve().parents[2] / "target" / "release" / "kapprox"
     found = str(path) if Path(path).is_file() else shutil.which("kapprox")
     if found is None:
-        pytest.skip("no kapprox binary (build it with cargo build --release -p kapprox, or set KAPPROX_CLI)")
+        pytest.skip("no kapprox binary (build it with cargo build --release -p kapprox-cli, or set KAPPROX_CLI)")
     return found

@@ -203,10 +203,6 @@ def test_errors_name_the_problem(data):
     seed = next(s for s in range(100) if 1 not in _native.split_parts('{"holdout": 0.2}', s, 0, 3))
     with pytest.raises(ValueError, match="too few"):
         KapproxRegressor(n_components=8, random_state=seed).fit(x[:3], y[:3])
-    with pytest.raises(NotImplementedError, match="engine library"):
-        KapproxRegressor().fit_parquet("data/")
-    with pytest.raises(NotImplementedError, match="engine library"):
-        KapproxRegressor().save("model.safetensors")
     assert kapprox.DEFAULT_SIGMA == "auto*0.5,auto,auto*2,auto*4"
 
 

@@ -240,5 +240,5 @@ def test_features_equal_the_cli_featurize(cli, tmp_path, rows, map_args, transfo
 def test_package_exports():
     for name in kapprox.__all__:
         assert hasattr(kapprox, name), name
-    with pytest.raises(NotImplementedError, match="engine library"):
+    with pytest.raises(ValueError, match="model.safetensors"):
         kapprox.load("model.safetensors")
