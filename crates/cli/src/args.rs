@@ -2,6 +2,7 @@
 //! help text. Validation into the library's configurations happens in
 //! `validate`; handlers live in `commands`.
 
+use crate::output_args::OverwriteArg;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -67,6 +68,9 @@ pub(crate) struct ReduceArgs {
     /// Output: the model after the last pass, else the pass result for `fit --after`.
     #[arg(long)]
     pub(crate) out: PathBuf,
+    /// Replacing an existing output.
+    #[command(flatten)]
+    pub(crate) output: OverwriteArg,
     /// Print the report as one JSON object.
     #[arg(long)]
     pub(crate) json: bool,
@@ -278,7 +282,7 @@ pub(crate) struct MapArgs {
     #[arg(long, default_value_t = 1)]
     pub(crate) power: usize,
     /// tefm-*: one-pass (FᵀF in memory: d² doubles per split part) or multi-pass (1 + q
-    /// sketch passes); auto picks one-pass when it fits --max-memory (default 8G).
+    /// sketch passes); auto picks one-pass when it fits --max-memory (fit; default: half of RAM).
     #[arg(long, default_value = "auto")]
     pub(crate) tefm_strategy: String,
     /// nystrom: relative eigenvalue cut-off of K_mm.
@@ -359,6 +363,9 @@ pub(crate) struct FeaturizeArgs {
     /// Write features as float32.
     #[arg(long)]
     pub f32: bool,
+    /// Replacing an existing output.
+    #[command(flatten)]
+    pub(crate) output: OverwriteArg,
 }
 
 /// Arguments of `fit`.
@@ -370,6 +377,9 @@ pub(crate) struct FitArgs {
     /// Model file to write (safetensors + JSON metadata); with --part or --shards, the part file.
     #[arg(long)]
     pub(crate) out: PathBuf,
+    /// Replacing an existing output.
+    #[command(flatten)]
+    pub(crate) output: OverwriteArg,
     /// The map.
     #[command(flatten)]
     pub(crate) map: MapArgs,
@@ -397,7 +407,8 @@ pub(crate) struct FitArgs {
     #[arg(long)]
     pub(crate) folds: Option<usize>,
     /// Refuse to start when the statistics would need more than this many bytes (e.g. 4G);
-    /// also the budget of TEFM's one-pass strategy.
+    /// also the budget of TEFM's one-pass strategy. Default: half of the machine's memory
+    /// (or of the cgroup's limit), 4G when it cannot be read.
     #[arg(long)]
     pub(crate) max_memory: Option<String>,
     /// Print the report as one JSON object.
@@ -439,6 +450,9 @@ pub(crate) struct PredictArgs {
     /// Output directory: one prediction shard per input shard.
     #[arg(long)]
     pub(crate) out: PathBuf,
+    /// Replacing an existing output.
+    #[command(flatten)]
+    pub(crate) output: OverwriteArg,
     /// Rows per chunk.
     #[arg(long, default_value_t = kapprox::io::DEFAULT_CHUNK_ROWS)]
     pub(crate) chunk_rows: usize,
