@@ -4,6 +4,7 @@
 
 use crate::help;
 use crate::newuser_args::FeaturizeOutputArgs;
+use crate::output_args::OverwriteArg;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -70,6 +71,9 @@ pub(crate) struct ReduceArgs {
     /// Output: the model after the last pass, else the pass result for `fit --after`.
     #[arg(long)]
     pub(crate) out: PathBuf,
+    /// Replacing an existing output.
+    #[command(flatten)]
+    pub(crate) output: OverwriteArg,
     /// Print the report as one JSON object.
     #[arg(long)]
     pub(crate) json: bool,
@@ -285,7 +289,7 @@ pub(crate) struct MapArgs {
     #[arg(long, default_value_t = 1)]
     pub(crate) power: usize,
     /// tefm-*: one-pass (FᵀF in memory: d² doubles per split part) or multi-pass (1 + q
-    /// sketch passes); auto picks one-pass when it fits --max-memory (default 8G).
+    /// sketch passes); auto picks one-pass when it fits --max-memory (fit; default: half of RAM).
     #[arg(long, default_value = "auto")]
     pub(crate) tefm_strategy: String,
     /// nystrom: relative eigenvalue cut-off of K_mm.
@@ -370,7 +374,10 @@ pub(crate) struct FeaturizeArgs {
     pub f32: bool,
     /// Map files and the report.
     #[command(flatten)]
-    pub(crate) output: FeaturizeOutputArgs,
+    pub(crate) map_output: FeaturizeOutputArgs,
+    /// Replacing an existing output.
+    #[command(flatten)]
+    pub(crate) output: OverwriteArg,
 }
 
 /// Arguments of `fit`.
@@ -383,6 +390,9 @@ pub(crate) struct FitArgs {
     /// Model file to write (safetensors + JSON metadata); with --part or --shards, the part file.
     #[arg(long)]
     pub(crate) out: PathBuf,
+    /// Replacing an existing output.
+    #[command(flatten)]
+    pub(crate) output: OverwriteArg,
     /// The map.
     #[command(flatten)]
     pub(crate) map: MapArgs,
@@ -410,7 +420,8 @@ pub(crate) struct FitArgs {
     #[arg(long)]
     pub(crate) folds: Option<usize>,
     /// Refuse to start when the statistics would need more than this many bytes (e.g. 4G);
-    /// also the budget of TEFM's one-pass strategy. Default: no limit (TEFM's budget 8G).
+    /// also the budget of TEFM's one-pass strategy. Default: half of the machine's memory
+    /// (or of the cgroup's limit), 4G when it cannot be read.
     #[arg(long)]
     pub(crate) max_memory: Option<String>,
     /// Print the report as one JSON object.
@@ -453,6 +464,9 @@ pub(crate) struct PredictArgs {
     /// Output directory: one prediction shard per input shard.
     #[arg(long)]
     pub(crate) out: PathBuf,
+    /// Replacing an existing output.
+    #[command(flatten)]
+    pub(crate) output: OverwriteArg,
     /// Rows per chunk.
     #[arg(long, default_value_t = kapprox::io::DEFAULT_CHUNK_ROWS)]
     pub(crate) chunk_rows: usize,

@@ -11,14 +11,23 @@ mod bars;
 mod commands;
 mod help;
 mod newuser_args;
+mod output_args;
 mod validate;
 
 use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    quiet_dependency_panics();
     let cli = args::Cli::parse();
-    match commands::run(cli) {
+    let outcome = match std::panic::catch_unwind(|| commands::run(cli)) {
+        Ok(outcome) => outcome,
+        Err(payload) => {
+            eprintln!("kapprox: internal error (a bug; please report it): {}", panic_message(payload.as_ref()));
+            return ExitCode::from(101);
+        }
+    };
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             // A closed stdout (e.g. piped into `head`) is not a failure.
@@ -31,4 +40,27 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Keeps the default panic message for panics in kapprox, but not for
+/// panics inside the Parquet/Arrow decoders: the reader turns those into
+/// errors that name the file (a damaged page is bad input), and the raw
+/// message printed first would only confuse. Such a panic that nobody
+/// catches still ends in `main`'s "internal error" message.
+fn quiet_dependency_panics() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let in_decoder = info.location().is_some_and(|l| ["/parquet-", "/arrow-"].iter().any(|c| l.file().contains(c)));
+        if !in_decoder {
+            default(info);
+        }
+    }));
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".into())
 }

@@ -10,7 +10,7 @@ use crate::args::{FeaturizeArgs, FitArgs, KernelErrorArgs, MapArgs, NanArg, Read
 use anyhow::{Context, Result, bail};
 use kapprox::distributed::{FitMode, ShardSelection, launched_by_mpi};
 use kapprox::featurize::{FeatureSource, FeaturizeConfig};
-use kapprox::io::{LabelSpec, NanPolicy, ScalerKind};
+use kapprox::io::{LabelSpec, MemoryBudget, NanPolicy, ScalerKind};
 use kapprox::kernel_error::KernelErrorConfig;
 use kapprox::sigma::parse_sigmas;
 use kapprox::split::SplitConfig;
@@ -135,7 +135,11 @@ pub(crate) fn fit_config(a: &FitArgs) -> Result<FitConfig> {
         });
     }
     let task = task(a.task);
-    let max_memory = a.max_memory.as_deref().map(parse_bytes).transpose()?;
+    // Every fit has a budget: the flag, else a share of the machine's memory.
+    let max_memory = Some(MemoryBudget::or_machine(a.max_memory.as_deref().map(parse_bytes).transpose()?).bytes());
+    if let Some(k) = a.folds {
+        kapprox::solve::check_folds(k).context("--folds")?;
+    }
     let n_targets = if task == Task::Regression { 1 } else { 2 };
     let method = params.check(n_targets, max_memory)?;
     let scale = match (method.needs_unit_cube(), a.scale) {
@@ -209,7 +213,7 @@ pub(crate) fn featurize_config(a: &FeaturizeArgs) -> Result<FeaturizeConfig> {
             seed: a.map.seed,
         },
     };
-    let save_map = a.output.save_map.clone();
+    let save_map = a.map_output.save_map.clone();
     Ok(FeaturizeConfig { data: a.data.clone(), out: a.out.clone(), source, read, f32: a.f32, save_map })
 }
 

@@ -101,7 +101,7 @@ pub use convert::{ConvertOptions, ConvertReport, DEFAULT_ROWS_PER_SHARD, Delimit
 pub use dataset::{ColumnSelection, Dataset, LABEL_KEY, LabelSpec, STATS_KEY, SelectedColumns, ShardInfo};
 pub use dataset_writer::{DatasetReport, DatasetWriter};
 pub use error::{BadValue, IdxProblem, IoError, LibsvmProblem, Overlap, Result};
-pub use output::{OutputKind, OutputOptions, StagedOutput};
+pub use output::{OutputKind, OutputOptions, StagedOutput, check_apart};
 pub use readback::{read_column, read_column_vec, read_columns};
 pub use reader::{
     Chunk, ChunkReader, DEFAULT_CHUNK_ROWS, DEFAULT_NAN_POLICY, DEFAULT_PREFETCH, DEFAULT_RELEASE_PAGES,

@@ -11,7 +11,7 @@ use crate::fit::passes::PrepareState;
 use crate::method::MethodSpec;
 use crate::model::{MODEL_FORMAT, MODEL_VERSION, Model, ModelDoc, Task};
 use crate::observer::Observer;
-use crate::outputs::{PerShard, output_path, prepare_output_dir};
+use crate::outputs::{PerShard, output_path, prepare_output_dir, refuse_non_finite};
 use crate::pipeline::{Features, Pass};
 use crate::read::{ReadConfig, resolve_optional_label};
 use crate::sigma::{SIGMA_SAMPLE_ROWS, SigmaSpec, median_distance};
@@ -218,6 +218,16 @@ pub fn row_group_rows(chunk_rows: usize, l: usize, value_bytes: usize) -> usize 
     chunk_rows.max(by_bytes).clamp(1, kapprox_io::DEFAULT_ROW_GROUP_ROWS)
 }
 
+/// Why features are not finite: the scaler, else the map.
+fn non_finite_cause(scaler: &Scaler) -> String {
+    match crate::model::scaler_problem(scaler) {
+        Some(p) => format!("the input scaling is degenerate: {p}"),
+        None => "the feature map overflowed: an extreme bandwidth (sigma), or input values far outside the range of \
+                 the data the scaling was computed on"
+            .into(),
+    }
+}
+
 /// The featurize pass: one feature shard per input shard of `read`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn write_features(
@@ -240,6 +250,11 @@ pub(crate) fn write_features(
     let mut sparse = PerShard::new(|w: SparseFeatureWriter| Ok(w.finish()?));
     let pass = Pass { dataset: ds, read, scaler, maps: vec![map], label: "featurize", observer };
     let report = pass.run(&mut |chunk, _, z| {
+        let values = match z {
+            Features::Dense(z) => z.view(),
+            Features::Sparse(z) => z.values.view(),
+        };
+        refuse_non_finite(ds, chunk, values, "feature vector", || non_finite_cause(scaler))?;
         let carried: Vec<_> = chunk.y.iter().map(|y| y.view()).collect();
         let path = output_path(ds, chunk.shard, out);
         match z {

@@ -19,10 +19,11 @@
 //!     doc = json.loads(f.metadata()["kapprox"]); coef = f.get_tensor("coef")
 //! ```
 
+pub use crate::tensorfile::Integrity;
 use crate::tensorfile::TensorFile;
 use anyhow::{Context, Result, bail};
 use kapprox_features::{FeatureMap, MapSpec, Tensors};
-use kapprox_io::Scaler;
+use kapprox_io::{MemoryBudget, Scaler};
 use ndarray::{Array1, Array2, ArrayView2, Ix1, Ix2};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -83,20 +84,43 @@ pub struct Model {
 }
 
 impl Model {
-    /// Writes the model atomically.
+    /// Writes the model atomically, with a checksum (see [`Model::to_bytes`]).
     pub fn save(&self, path: &Path) -> Result<()> {
+        crate::tensorfile::write_atomic(path, &self.to_bytes()?)
+    }
+
+    /// The model file's bytes, with a digest of the whole file that
+    /// [`Model::load`] verifies.
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
         let mut f = TensorFile { doc: serde_json::to_value(&self.doc)?, ..Default::default() };
         f.tensors.insert("coef".into(), self.coef.clone().into_dyn());
         f.tensors.insert("intercept".into(), self.intercept.clone().into_dyn());
         for (name, t) in self.map.tensors() {
             f.tensors.insert(format!("map.{name}"), t.into_dyn());
         }
-        f.write_atomic(path)
+        f.to_bytes_checked()
     }
 
-    /// Reads and checks a model file.
+    /// Reads and checks a model file (see [`Model::load_verified`]).
     pub fn load(path: &Path) -> Result<Model> {
-        let f = TensorFile::read(path)?;
+        Ok(Self::load_verified(path)?.0)
+    }
+
+    /// Reads and checks a model file: its checksum when it has one (files
+    /// written before checksums load as [`Integrity::Unchecked`]), then
+    /// every size against the document before anything is built: the
+    /// map's parameters against the machine's memory budget, tensor shapes,
+    /// the scaler's and the class list's lengths.
+    ///
+    /// # Errors
+    /// A damaged or altered file, a model of another format or version, or
+    /// sizes that disagree (each named).
+    pub fn load_verified(path: &Path) -> Result<(Model, Integrity)> {
+        let (f, integrity) = TensorFile::read_verified(path)?;
+        Ok((Self::from_file(path, f)?, integrity))
+    }
+
+    fn from_file(path: &Path, f: TensorFile) -> Result<Model> {
         let ctx = || format!("{}", path.display());
         let doc: ModelDoc = serde_json::from_value(f.doc).with_context(|| format!("{}: not a kapprox model", ctx()))?;
         if doc.format != MODEL_FORMAT {
@@ -117,10 +141,16 @@ impl Model {
             .clone()
             .into_dimensionality::<Ix1>()
             .with_context(|| format!("{}: tensor \"intercept\" is not 1-D", ctx()))?;
+        check_doc_sizes(&doc, coef.ncols()).with_context(ctx)?;
+        doc.map
+            .check_memory(MemoryBudget::from_machine().bytes())
+            .with_context(|| format!("{}: the feature map is implausibly large", ctx()))?;
         let mut map_tensors = Tensors::new();
         for (name, t) in &f.tensors {
             if let Some(short) = name.strip_prefix("map.") {
-                map_tensors.insert(short.to_string(), t.clone().into_dimensionality::<Ix2>()?);
+                let t = t.clone().into_dimensionality::<Ix2>();
+                let t = t.with_context(|| format!("{}: tensor {name:?} is not 2-D", ctx()))?;
+                map_tensors.insert(short.to_string(), t);
             }
         }
         let map = doc.map.build(&map_tensors).with_context(|| format!("{}: cannot rebuild the feature map", ctx()))?;
@@ -162,10 +192,59 @@ impl Model {
         Ok(())
     }
 
+    /// Where the model's parameters are not finite, if anywhere: the first
+    /// such entry of the weights, intercepts or scaler.
+    pub fn non_finite_parameter(&self) -> Option<String> {
+        if let Some(((r, c), v)) = self.coef.indexed_iter().find(|(_, v)| !v.is_finite()) {
+            return Some(format!("weight coef[{r}, {c}] = {v}"));
+        }
+        if let Some((k, v)) = self.intercept.indexed_iter().find(|(_, v)| !v.is_finite()) {
+            return Some(format!("intercept[{k}] = {v}"));
+        }
+        scaler_problem(&self.doc.scaler)
+    }
+
     /// Scores `(n, k)` for features `z (n, l)`.
     pub fn scores(&self, z: ArrayView2<'_, f64>) -> Array2<f64> {
         let mut s = z.dot(&self.coef);
         s += &self.intercept;
         s
     }
+}
+
+/// The document's sizes against each other and against the `k` columns of
+/// `coef`: scaler statistics per input column, one class per column.
+fn check_doc_sizes(doc: &ModelDoc, k: usize) -> Result<()> {
+    let d = doc.feature_columns.len();
+    let (a, b) = match &doc.scaler {
+        Scaler::None => (d, d),
+        Scaler::Standard { mean, scale } => (mean.len(), scale.len()),
+        Scaler::MinMax { min, range } => (min.len(), range.len()),
+    };
+    if a != d || b != d {
+        bail!("the scaler has statistics for {a} and {b} columns, but {d} feature columns are listed");
+    }
+    match (doc.task, &doc.classes) {
+        (Task::Classification, None) => bail!("a classification model without a class list"),
+        (Task::Classification, Some(c)) if c.len() != k => {
+            bail!("{} classes are listed, but coef has {k} columns (one per class)", c.len())
+        }
+        (Task::Regression, _) if k != 1 => bail!("a regression model with {k} coef columns, expected 1"),
+        _ => Ok(()),
+    }
+}
+
+/// Where a scaler would make values non-finite: a non-finite statistic or a
+/// zero scale (range).
+pub(crate) fn scaler_problem(scaler: &Scaler) -> Option<String> {
+    let (shift, scale, names) = match scaler {
+        Scaler::None => return None,
+        Scaler::Standard { mean, scale } => (mean, scale, ("mean", "scale")),
+        Scaler::MinMax { min, range } => (min, range, ("min", "range")),
+    };
+    if let Some((j, v)) = shift.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+        return Some(format!("scaler {}[{j}] = {v}", names.0));
+    }
+    let bad = scale.iter().enumerate().find(|(_, v)| !v.is_finite() || **v == 0.0);
+    bad.map(|(j, v)| format!("scaler {}[{j}] = {v}", names.1))
 }

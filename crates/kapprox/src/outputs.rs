@@ -9,8 +9,32 @@
 //! the files it completed, so an error leaves no output behind.
 
 use anyhow::{Context, Result};
-use kapprox_io::{Dataset, DenseFeatureWriter, PredictionWriter, SparseFeatureWriter};
+use kapprox_io::{Chunk, Dataset, DenseFeatureWriter, PredictionWriter, SparseFeatureWriter};
+use ndarray::ArrayView2;
 use std::path::{Path, PathBuf};
+
+/// Refuses to write `values (n, k)` computed from `chunk` of `ds` when one
+/// is NaN or infinite: names the input file, the first such row (its
+/// global row id) and `cause` (called only then), the likely reason.
+pub fn refuse_non_finite(
+    ds: &Dataset,
+    chunk: &Chunk,
+    values: ArrayView2<'_, f64>,
+    what: &str,
+    cause: impl FnOnce() -> String,
+) -> Result<()> {
+    let Some((i, v)) =
+        values.rows().into_iter().enumerate().find_map(|(i, r)| r.iter().find(|v| !v.is_finite()).map(|&v| (i, v)))
+    else {
+        return Ok(());
+    };
+    anyhow::bail!(
+        "{}: row {}: the {what} is {v}; nothing was written: {}",
+        ds.shards()[chunk.shard].path.display(),
+        chunk.row_id(i),
+        cause()
+    )
+}
 
 /// Creates `dir` (and parents) and removes temporaries left by a killed run.
 pub fn prepare_output_dir(dir: &Path) -> Result<()> {

@@ -6,7 +6,7 @@
 
 use crate::model::{Model, Task};
 use crate::observer::Observer;
-use crate::outputs::{PerShard, output_path, prepare_output_dir};
+use crate::outputs::{PerShard, output_path, prepare_output_dir, refuse_non_finite};
 use crate::pipeline::{Features, Pass};
 use anyhow::{Context, Result};
 use kapprox_core::dense;
@@ -136,6 +136,7 @@ fn predict_into(
     }
     let mut files = PerShard::new(|w: PredictionWriter| Ok(w.finish()?));
     let report = model_pass(model, ds, has_label, chunk_rows, nan, "predict", observer, &mut |chunk, s| {
+        refuse_non_finite(ds, chunk, s.view(), "prediction", || non_finite_cause(model))?;
         let pred = decide(model, classes, &s)?;
         let w = files.writer(chunk.shard, || {
             Ok(PredictionWriter::create(output_path(ds, chunk.shard, out_dir), opts.clone())?)
@@ -146,6 +147,18 @@ fn predict_into(
     })?;
     files.close()?;
     Ok(PredictReport { rows: report.rows, skipped: report.skipped, files: files.files(), seconds: report.seconds })
+}
+
+/// Why a model's output is not finite: a parameter of the model, else the
+/// map (which overflows for an extreme bandwidth or smoothness, or huge
+/// inputs).
+pub fn non_finite_cause(model: &Model) -> String {
+    match model.non_finite_parameter() {
+        Some(p) => format!("the model is damaged or degenerate: {p}"),
+        None => "the feature map overflowed: an extreme bandwidth (sigma) or smoothness (nu) in the model, or input \
+                 values far outside the training data's range"
+            .into(),
+    }
 }
 
 /// Metrics of a model on labelled data.

@@ -9,7 +9,7 @@ use crate::observer::Observer;
 use crate::pipeline::Pass;
 use anyhow::{Result, bail};
 use kapprox_core::{Domain, rng};
-use kapprox_io::{Dataset, DatasetWriter, LabelSpec, ReadOptions, Scaler};
+use kapprox_io::{Dataset, DatasetWriter, LabelSpec, OutputOptions, ReadOptions, Scaler};
 use ndarray::Axis;
 use std::path::PathBuf;
 
@@ -61,8 +61,12 @@ pub fn split(cfg: &SplitConfig, observer: &dyn Observer) -> Result<SplitReport> 
     let ds = Dataset::open(input)?;
     let (features, label) = crate::read::resolve_optional_label(&ds, label)?;
     let (train_out, test_out) = (train, test);
-    let mut train = DatasetWriter::create(train_out, &features, label.as_deref(), *rows_per_shard, *overwrite)?;
-    let mut test = DatasetWriter::create(test_out, &features, label.as_deref(), *rows_per_shard, *overwrite)?;
+    // Each output is staged, and kept apart from the input and from the other output.
+    let apart = |other: &PathBuf| OutputOptions::new().with_overwrite(*overwrite).with_inputs([input, other]);
+    let mut train =
+        DatasetWriter::create_with(train_out, &features, label.as_deref(), *rows_per_shard, &apart(test_out))?;
+    let mut test =
+        DatasetWriter::create_with(test_out, &features, label.as_deref(), *rows_per_shard, &apart(train_out))?;
     let read = ReadOptions::new(features.clone()).with_label(label.clone()).with_chunk_rows(*chunk_rows);
     let identity = Scaler::None;
     let mut rows_test = Vec::new();

@@ -8,6 +8,7 @@
 //! fsync'd, then renamed over the final name.
 
 use anyhow::{Context, Result, bail};
+use kapprox_io::{OutputOptions, StagedOutput};
 use ndarray::{ArrayD, IxDyn};
 use safetensors::{Dtype, SafeTensors, tensor::TensorView};
 use std::collections::{BTreeMap, HashMap};
@@ -20,6 +21,85 @@ pub const METADATA_KEY: &str = "kapprox";
 /// The metadata key holding the checksum of a checked file (see
 /// [`TensorFile::to_bytes_checked`]), 16 hex digits.
 pub const CHECKSUM_KEY: &str = "kapprox.checksum";
+
+/// The metadata key holding the digest of a whole checked file (see
+/// [`TensorFile::to_bytes_checked`]), 16 hex digits. Files of earlier
+/// versions carry [`CHECKSUM_KEY`] instead.
+pub const DIGEST_KEY: &str = "kapprox.digest";
+
+const DIGEST_HEX_LEN: usize = 16;
+const DIGEST_PLACEHOLDER: &str = "0000000000000000";
+
+/// Whether a file's checksum was verified.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Integrity {
+    /// The file's digest (or earlier versions' checksum) matched.
+    Verified,
+    /// The file has no checksum: written before checksums existed.
+    Unchecked,
+}
+
+/// The checksum a file stores.
+enum Stored {
+    None,
+    /// [`DIGEST_KEY`]: of the whole file.
+    Digest(String),
+    /// [`CHECKSUM_KEY`]: of the document and the tensors.
+    Legacy(String),
+}
+
+/// The checksum entry of a file's metadata; any key besides the document
+/// and one checksum is refused, so that a damaged checksum key cannot make
+/// a file pass for one written before checksums.
+fn stored_checksum(meta: &HashMap<String, String>) -> Result<Stored> {
+    let mut stored = Stored::None;
+    for (key, value) in meta {
+        match key.as_str() {
+            METADATA_KEY => {}
+            DIGEST_KEY if matches!(stored, Stored::None) => stored = Stored::Digest(value.clone()),
+            CHECKSUM_KEY if matches!(stored, Stored::None) => stored = Stored::Legacy(value.clone()),
+            other => bail!("unexpected metadata entry {other:?}: the file is damaged or not a kapprox file"),
+        }
+    }
+    Ok(stored)
+}
+
+/// Where the digest's hex digits sit in a checked file's bytes: after the
+/// one occurrence of `"kapprox.digest":"` in the header (inside the escaped
+/// document text every quote is preceded by a backslash, so the pattern
+/// cannot occur there).
+fn digest_position(bytes: &[u8]) -> Result<usize> {
+    let pattern = format!("\"{DIGEST_KEY}\":\"");
+    let header_len = bytes.get(..8).map_or(0, |n| u64::from_le_bytes(n.try_into().expect("8 bytes")));
+    let header = usize::try_from(header_len)
+        .ok()
+        .and_then(|n| bytes.get(8..8usize.checked_add(n)?))
+        .ok_or_else(|| anyhow::anyhow!("truncated: the header is longer than the file"))?;
+    let mut found = header.windows(pattern.len()).enumerate().filter(|(_, w)| *w == pattern.as_bytes());
+    match (found.next(), found.next()) {
+        (Some((i, _)), None) if 8 + i + pattern.len() + DIGEST_HEX_LEN <= bytes.len() => Ok(8 + i + pattern.len()),
+        _ => bail!("the {DIGEST_KEY:?} entry is damaged"),
+    }
+}
+
+/// The digest of `bytes` with the digest digits at `at` read as `0`
+/// (what [`Checksum::bytes`] gives for that copy, without copying).
+fn whole_file_digest(bytes: &[u8], at: usize) -> Checksum {
+    let digits = at..at + DIGEST_HEX_LEN;
+    let mut h = Checksum::default();
+    h.word(bytes.len() as u64);
+    for (i, chunk) in bytes.chunks(8).enumerate() {
+        let mut w = [0u8; 8];
+        w[..chunk.len()].copy_from_slice(chunk);
+        for (j, b) in w.iter_mut().enumerate().take(chunk.len()) {
+            if digits.contains(&(8 * i + j)) {
+                *b = b'0';
+            }
+        }
+        h.word(u64::from_le_bytes(w));
+    }
+    h
+}
 
 /// A streaming 64-bit hash (SplitMix64 finaliser over 8-byte words) for
 /// detecting corrupt files and fingerprinting results. Not cryptographic.
@@ -99,15 +179,41 @@ impl TensorFile {
         h
     }
 
-    /// Serialises to bytes with a checksum of the document and every tensor
-    /// value under [`CHECKSUM_KEY`], verified by [`TensorFile::from_bytes_checked`].
+    /// Serialises to bytes with a digest of the whole file under
+    /// [`DIGEST_KEY`], verified by [`TensorFile::from_bytes_checked`]: any
+    /// byte changed, header padding included, makes the file refused.
+    ///
+    /// The digest is computed over the serialised bytes with the digest's
+    /// own 16 hex digits set to `0`, then written into them (same length,
+    /// so no offset moves).
     pub fn to_bytes_checked(&self) -> Result<Vec<u8>> {
-        let doc_text = serde_json::to_string(&self.doc)?;
-        let sum = self.checksum_of(&doc_text).hex();
-        self.to_bytes_with(Some(sum))
+        // The digest entry is spliced into the header by hand: safetensors
+        // keeps metadata in a HashMap, whose order (and so the bytes) would
+        // differ from run to run with two entries.
+        const START: &[u8] = b"{\"__metadata__\":{";
+        let plain = self.to_bytes_with(None)?;
+        let n = u64::from_le_bytes(plain[..8].try_into().expect("8 bytes")) as usize;
+        let header = &plain[8..8 + n];
+        if !header.starts_with(START) {
+            bail!("unexpected safetensors header layout: cannot add a digest");
+        }
+        let entry = format!("\"{DIGEST_KEY}\":\"{DIGEST_PLACEHOLDER}\",");
+        // Header lengths stay multiples of 8 (trailing spaces, as safetensors pads).
+        let pad = (8 - entry.len() % 8) % 8;
+        let mut bytes = Vec::with_capacity(plain.len() + entry.len() + pad);
+        bytes.extend_from_slice(&((n + entry.len() + pad) as u64).to_le_bytes());
+        bytes.extend_from_slice(START);
+        bytes.extend_from_slice(entry.as_bytes());
+        bytes.extend_from_slice(&header[START.len()..]);
+        bytes.extend(std::iter::repeat_n(b' ', pad));
+        bytes.extend_from_slice(&plain[8 + n..]);
+        let at = digest_position(&bytes)?;
+        let sum = whole_file_digest(&bytes, at);
+        bytes[at..at + DIGEST_HEX_LEN].copy_from_slice(sum.hex().as_bytes());
+        Ok(bytes)
     }
 
-    fn to_bytes_with(&self, checksum: Option<String>) -> Result<Vec<u8>> {
+    fn to_bytes_with(&self, checksum: Option<(&str, String)>) -> Result<Vec<u8>> {
         let buffers: Vec<(String, Vec<usize>, Vec<u8>)> = self
             .tensors
             .iter()
@@ -122,8 +228,8 @@ impl TensorFile {
             .collect::<Result<Vec<_>>>()?;
         let mut info = HashMap::new();
         info.insert(METADATA_KEY.to_string(), serde_json::to_string(&self.doc)?);
-        if let Some(sum) = checksum {
-            info.insert(CHECKSUM_KEY.to_string(), sum);
+        if let Some((key, sum)) = checksum {
+            info.insert(key.to_string(), sum);
         }
         Ok(safetensors::serialize(views, Some(info))?)
     }
@@ -134,20 +240,50 @@ impl TensorFile {
         Ok(Self::parse(bytes)?.0)
     }
 
-    /// Parses bytes written by [`TensorFile::to_bytes_checked`] and verifies
-    /// the checksum: a file cut short or altered is refused.
+    /// Parses bytes written by [`TensorFile::to_bytes_checked`] (or by
+    /// earlier versions' checked writer) and verifies them: a file cut
+    /// short or altered is refused, and so is a file without a checksum.
     pub fn from_bytes_checked(bytes: &[u8]) -> Result<Self> {
-        let (f, sum, doc_text) = Self::parse(bytes)?;
-        let Some(sum) = sum else { bail!("no {CHECKSUM_KEY:?} metadata entry: not a checked kapprox file") };
-        let actual = f.checksum_of(&doc_text).hex();
-        if actual != sum {
-            bail!("checksum mismatch (stored {sum}, computed {actual}): the file is corrupt");
+        match Self::from_bytes_verified(bytes)? {
+            (f, Integrity::Verified) => Ok(f),
+            (_, Integrity::Unchecked) => {
+                bail!("no {DIGEST_KEY:?} metadata entry: not a checked kapprox file")
+            }
         }
-        Ok(f)
+    }
+
+    /// Parses and verifies the digest (or an earlier version's checksum)
+    /// when the file has one; a file without either parses as
+    /// [`Integrity::Unchecked`] (files written before checksums existed).
+    ///
+    /// # Errors
+    /// Not a kapprox tensor file; a metadata key other than the document
+    /// and one checksum (a damaged key must not pass for an unchecked
+    /// file); a checksum that does not match.
+    pub fn from_bytes_verified(bytes: &[u8]) -> Result<(Self, Integrity)> {
+        let (f, sums, doc_text) = Self::parse(bytes)?;
+        match sums {
+            Stored::None => Ok((f, Integrity::Unchecked)),
+            Stored::Digest(sum) => {
+                let at = digest_position(bytes)?;
+                let actual = whole_file_digest(bytes, at).hex();
+                if actual != sum {
+                    bail!("checksum mismatch (stored {sum}, computed {actual}): the file is corrupt");
+                }
+                Ok((f, Integrity::Verified))
+            }
+            Stored::Legacy(sum) => {
+                let actual = f.checksum_of(&doc_text).hex();
+                if actual != sum {
+                    bail!("checksum mismatch (stored {sum}, computed {actual}): the file is corrupt");
+                }
+                Ok((f, Integrity::Verified))
+            }
+        }
     }
 
     /// Parses; returns the file, its stored checksum and its document text.
-    fn parse(bytes: &[u8]) -> Result<(Self, Option<String>, String)> {
+    fn parse(bytes: &[u8]) -> Result<(Self, Stored, String)> {
         let (_, meta) =
             SafeTensors::read_metadata(bytes).map_err(|e| anyhow::anyhow!("not a safetensors file: {e}"))?;
         let doc_text = meta
@@ -155,7 +291,7 @@ impl TensorFile {
             .as_ref()
             .and_then(|m| m.get(METADATA_KEY))
             .ok_or_else(|| anyhow::anyhow!("no {METADATA_KEY:?} metadata entry: not a kapprox file"))?;
-        let checksum = meta.metadata().as_ref().and_then(|m| m.get(CHECKSUM_KEY)).cloned();
+        let checksum = stored_checksum(meta.metadata().as_ref().expect("has the document"))?;
         let doc_text = doc_text.clone();
         let doc = serde_json::from_str(&doc_text).context("metadata is not valid JSON")?;
         let st = SafeTensors::deserialize(bytes).map_err(|e| anyhow::anyhow!("corrupt safetensors data: {e}"))?;
@@ -195,6 +331,14 @@ impl TensorFile {
         read_doc(path)?;
         let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
         Self::from_bytes_checked(&bytes).with_context(|| format!("{}", path.display()))
+    }
+
+    /// Reads a file and verifies its checksum when it has one (see
+    /// [`TensorFile::from_bytes_verified`]), naming it in every error.
+    pub fn read_verified(path: &Path) -> Result<(Self, Integrity)> {
+        read_doc(path)?;
+        let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+        Self::from_bytes_verified(&bytes).with_context(|| format!("{}", path.display()))
     }
 }
 
@@ -239,22 +383,20 @@ pub fn read_doc(path: &Path) -> Result<serde_json::Value> {
 }
 
 /// Writes `bytes` to `path` so that readers see either the old file or the
-/// complete new one, never a prefix.
+/// complete new one, never a prefix: through a [`StagedOutput`] that
+/// replaces `path` (and removes what killed runs left next to it).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let name = path.file_name().with_context(|| format!("{}: not a file path", path.display()))?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{}.", name.to_string_lossy()))
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .with_context(|| format!("{}: cannot create a temporary file", dir.display()))?;
-    tmp.write_all(bytes).with_context(|| format!("{}: write failed", path.display()))?;
-    tmp.as_file().sync_all().with_context(|| format!("{}: fsync failed", path.display()))?;
-    tmp.persist(path).map_err(|e| e.error).with_context(|| format!("{}: cannot rename into place", path.display()))?;
-    Ok(())
+    write_staged(StagedOutput::file(path, &OutputOptions::new().with_overwrite(true))?, bytes)
+}
+
+/// Writes `bytes` as the staged file `out` and commits it (created with
+/// the user's umask; flushed before the rename).
+pub fn write_staged(out: StagedOutput, bytes: &[u8]) -> Result<()> {
+    let mut f = std::fs::File::create(out.path())
+        .with_context(|| format!("{}: cannot create a temporary file", out.target().display()))?;
+    f.write_all(bytes).with_context(|| format!("{}: write failed", out.target().display()))?;
+    drop(f);
+    Ok(out.commit()?)
 }
 
 #[cfg(test)]

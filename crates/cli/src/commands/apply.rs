@@ -1,25 +1,48 @@
 //! `featurize`, `predict` and `eval`: data through a map or a model.
 
-use super::{output, print_json};
+use super::output::{self, load_model};
+use super::print_json;
 use crate::args::{EvalArgs, FeaturizeArgs, PredictArgs};
 use crate::bars::Bars;
 use crate::validate::{featurize_config, nan_policy};
 use anyhow::Result;
-use kapprox::Model;
 use kapprox::featurize::{FeaturizeConfig, FeaturizeReport};
 use kapprox::predict::{EvalMetrics, evaluate, predict_to_dir};
 
 /// `kapprox featurize` (under `mpirun`, each rank writes its own shards).
 pub(crate) fn featurize(a: &FeaturizeArgs, bars: &Bars) -> Result<()> {
     if kapprox::distributed::launched_by_mpi() {
-        if a.output.save_map.is_some() {
+        if a.map_output.save_map.is_some() {
             anyhow::bail!("--save-map: not under MPI; save the map in one process, then run featurize --model MAP");
         }
         return featurize_mpi(a, bars);
     }
-    let cfg = FeaturizeConfig { out: output(&a.out), ..featurize_config(a)? };
-    let r = kapprox::featurize::featurize(&cfg, bars)?;
-    if a.output.json {
+    let cfg = featurize_config(a)?;
+    let inputs = output::inputs([Some(&*a.data), a.model.as_deref()]);
+    let staged = output::directory(&a.out, a.output.overwrite, &inputs)?;
+    // The map file is a second output: apart from the inputs and from the
+    // features, staged like them, placed only after the features are whole.
+    let mut apart = inputs.clone();
+    apart.push(a.out.clone());
+    let staged_map = match &a.map_output.save_map {
+        Some(map) => Some(output::file(map, a.output.overwrite, &apart)?),
+        None => None,
+    };
+    if let Some(model) = &a.model {
+        // Verified (and noted when unchecked) before the pass loads it again.
+        load_model(model)?;
+    }
+    let run = FeaturizeConfig {
+        out: staged.path().to_path_buf(),
+        save_map: staged_map.as_ref().map(|m| m.path().to_path_buf()),
+        ..cfg.clone()
+    };
+    let r = kapprox::featurize::featurize(&run, bars)?;
+    staged.commit()?;
+    if let Some(map) = staged_map {
+        map.commit()?;
+    }
+    if a.map_output.json {
         let rss = kapprox::sysinfo::peak_rss_bytes();
         print_json(&serde_json::json!({"out": cfg.out, "report": r, "map": cfg.save_map, "peak_rss_bytes": rss}))?;
     } else {
@@ -39,7 +62,9 @@ fn print_featurized(r: &FeaturizeReport, cfg: &FeaturizeConfig, by: &str) {
 
 #[cfg(feature = "mpi")]
 fn featurize_mpi(a: &FeaturizeArgs, bars: &Bars) -> Result<()> {
-    let cfg = FeaturizeConfig { out: output(&a.out), ..featurize_config(a)? };
+    // Every rank writes its own shards into one directory, so it is not
+    // staged by one process (the library's per-file atomic writes).
+    let cfg = featurize_config(a)?;
     if let Some((r, ranks)) = kapprox::distributed::mpi::featurize(&cfg, bars)? {
         print_featurized(&r, &cfg, &format!(" with {ranks} MPI ranks"));
     }
@@ -56,28 +81,33 @@ fn featurize_mpi(_: &FeaturizeArgs, _: &Bars) -> Result<()> {
 
 /// `kapprox predict`.
 pub(crate) fn predict(a: &PredictArgs, bars: &Bars) -> Result<()> {
-    let model = Model::load(&a.model)?;
-    let out = output(&a.out);
-    let r = predict_to_dir(&model, &a.data, &out, a.chunk_rows, nan_policy(a.nan), bars)?;
+    let staged = output::directory(&a.out, a.output.overwrite, [&a.data, &a.model])?;
+    let model = load_model(&a.model)?;
+    let r = predict_to_dir(&model, &a.data, staged.path(), a.chunk_rows, nan_policy(a.nan), bars)?;
+    staged.commit()?;
+    let out = &a.out;
     eprintln!("wrote {} predictions into {} file(s) under {} in {:.2} s", r.rows, r.files, out.display(), r.seconds);
     Ok(())
 }
 
 /// `kapprox eval`.
 pub(crate) fn eval(a: &EvalArgs, bars: &Bars) -> Result<()> {
-    let model = Model::load(&a.model)?;
+    let model = load_model(&a.model)?;
     let m = evaluate(&model, &a.data, a.chunk_rows, nan_policy(a.nan), bars)?;
     if a.json {
         print_json(&m)?;
     } else {
         match m {
-            EvalMetrics::Regression(m) => println!(
+            EvalMetrics::Regression(m) => output::line(&format!(
                 "rows {}  RMSE {:.4}  relative RMSE {:.4}  MAE {:.4}  R² {:.4}",
                 m.n_samples, m.rmse, m.relative_rmse, m.mae, m.r2
-            ),
-            EvalMetrics::Classification(m) => {
-                println!("rows {}  accuracy {:.4}%  macro-F1 {:.4}", m.n_samples, 100.0 * m.accuracy, m.macro_f1)
-            }
+            ))?,
+            EvalMetrics::Classification(m) => output::line(&format!(
+                "rows {}  accuracy {:.4}%  macro-F1 {:.4}",
+                m.n_samples,
+                100.0 * m.accuracy,
+                m.macro_f1
+            ))?,
         }
     }
     Ok(())

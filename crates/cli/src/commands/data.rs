@@ -1,6 +1,6 @@
 //! `convert`, `split` and `generate`: datasets in, datasets out.
 
-use super::{output, print_json};
+use super::print_json;
 use crate::args::{ConvertArgs, FormatArg, GenerateArgs, SplitArgs};
 use crate::bars::Bars;
 use crate::validate::{nan_policy, split_config};
@@ -34,9 +34,11 @@ pub(crate) fn convert(a: &ConvertArgs, bars: &Bars) -> Result<()> {
         .with_rows_per_shard(a.rows_per_shard as u64)
         .with_nan_policy(nan_policy(a.nan))
         .with_overwrite(a.overwrite);
-    let out = output(&a.out);
+    // The library stages the output and keeps it apart from the input and
+    // the labels file (the same mechanism as every other output).
+    let out = &a.out;
     let bar = bars.bar(0, "convert");
-    let report = kapprox::io::convert(&a.input, &out, &opts, &mut |rows| bar.set_position(rows))?;
+    let report = kapprox::io::convert(&a.input, out, &opts, &mut |rows| bar.set_position(rows))?;
     bar.finish_and_clear();
     if a.json {
         print_json(&report)?;
@@ -59,8 +61,8 @@ pub(crate) fn convert(a: &ConvertArgs, bars: &Bars) -> Result<()> {
 
 /// `kapprox split`.
 pub(crate) fn split(a: &SplitArgs, bars: &Bars) -> Result<()> {
+    // Staged by the library, each output apart from the input and the other output.
     let cfg = split_config(a);
-    let cfg = kapprox::split::SplitConfig { train: output(&cfg.train), test: output(&cfg.test), ..cfg };
     let r = kapprox::split::split(&cfg, bars)?;
     eprintln!(
         "wrote {} training rows to {} and {} test rows to {}",
@@ -82,9 +84,9 @@ pub(crate) fn generate(a: &GenerateArgs, bars: &Bars) -> Result<()> {
         seed: a.seed,
         overwrite: a.overwrite,
     };
-    let out = output(&a.out);
+    let out = &a.out;
     let t = Instant::now();
-    let n = kapprox::generate::generate(&cfg, &out, bars)?;
+    let n = kapprox::generate::generate(&cfg, out, bars)?;
     eprintln!("wrote {n} rows x {} features to {} in {:.1} s", a.features, out.display(), t.elapsed().as_secs_f64());
     Ok(())
 }

@@ -1,30 +1,36 @@
 //! `fit` in every mode ([`FitMode`]), `reduce`, and the hidden `worker`.
 
-use super::{output, print_json};
+use super::output;
+use super::print_json;
 use crate::args::{FitArgs, ReduceArgs, WorkerArgs};
 use crate::bars::Bars;
 use crate::validate::{fit_config, fit_mode};
 use anyhow::{Context, Result};
 use kapprox::FitReport;
-use kapprox::distributed::files::{AfterDoc, resume_from_result, write_part, write_result};
+use kapprox::distributed::files::{AfterDoc, part_bytes, result_bytes, resume_from_result};
 use kapprox::distributed::part::{ABORT_HOOK, part_job, run_part};
 use kapprox::distributed::reduce::{part_files, reduce_files};
 use kapprox::distributed::workers::{DistributedReport, WorkerTask, fit_with_workers};
 use kapprox::distributed::{FitMode, ShardSelection, format_shards};
 use kapprox::fit::FitJob;
+use kapprox::io::StagedOutput;
 use kapprox::sysinfo::peak_rss_bytes;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 /// `kapprox fit`.
 pub(crate) fn fit(a: &FitArgs, bars: &Bars) -> Result<()> {
     let mode = fit_mode(a)?;
     let cfg = fit_config(a)?;
-    let out = output(&a.out);
+    let out = a.out.clone();
+    // The output is staged before any data is read: a refused output costs
+    // nothing, and a killed fit leaves only a staging area the next run removes.
+    let stage = || output::file(&a.out, a.output.overwrite, output::inputs([Some(&*a.train), a.after.as_deref()]));
     match mode {
         FitMode::Local => {
+            let staged = stage()?;
             let (model, report) = kapprox::fit(&cfg, bars)?;
-            model.save(&out)?;
+            output::commit_file(staged, &model.to_bytes()?)?;
             let warnings = report.warnings(a.map.features);
             if a.json {
                 let rss = peak_rss_bytes();
@@ -44,6 +50,7 @@ pub(crate) fn fit(a: &FitArgs, bars: &Bars) -> Result<()> {
             print_json(&serde_json::json!({"passes": passes, "shards": job.n_shards(), "rows": job.base().n_rows()}))?;
         }
         FitMode::Workers(p) => {
+            let staged = stage()?;
             let exe = std::env::current_exe().context("cannot locate the kapprox executable to start workers")?;
             let command = |t: &WorkerTask| -> Result<std::process::Command> {
                 let mut cmd = std::process::Command::new(&exe);
@@ -53,15 +60,19 @@ pub(crate) fn fit(a: &FitArgs, bars: &Bars) -> Result<()> {
                     .arg(&t.out);
                 Ok(cmd)
             };
-            let (model, report, dist) = fit_with_workers(&cfg, p, &parent_dir(&out), &command)?;
-            model.save(&out)?;
+            // The workers' scratch lives in the output's staging area: a
+            // killed fit's scratch goes with it when the next run cleans up.
+            let scratch = staged.path().parent().unwrap_or(Path::new("."));
+            let (model, report, dist) = fit_with_workers(&cfg, p, scratch, &command)?;
+            output::commit_file(staged, &model.to_bytes()?)?;
             print_distributed(&report, &dist, &format!("{p} worker process(es)"), &out, a.json)?;
         }
         FitMode::After(after) => {
             // The remaining passes in this process.
+            let staged = stage()?;
             let (mut job, _) = resume_from_result(&after, Some(&cfg))?;
             let (model, report) = job.run_to_end(bars)?;
-            model.save(&out)?;
+            output::commit_file(staged, &model.to_bytes()?)?;
             if a.json {
                 print_json(&serde_json::json!({"model": out, "report": report, "peak_rss_bytes": peak_rss_bytes()}))?;
             } else {
@@ -69,10 +80,17 @@ pub(crate) fn fit(a: &FitArgs, bars: &Bars) -> Result<()> {
             }
         }
         FitMode::Part { shards, after } => {
+            // Checked up front; staged only to write, so that a part job
+            // that dies during its pass leaves nothing at all.
+            drop(stage()?);
             let (job, after) = part_job(&cfg, after.as_deref())?;
-            part(job, after, &shards, &out, a.json, bars)?;
+            part(job, after, &shards, &stage, a.json, bars)?;
         }
-        FitMode::Mpi => fit_mpi(&cfg, &out, a.json, bars)?,
+        FitMode::Mpi => {
+            // Rank 0 writes the model atomically; checked here, on every rank.
+            drop(stage()?);
+            fit_mpi(&cfg, &out, a.json, bars)?
+        }
     }
     Ok(())
 }
@@ -132,16 +150,15 @@ fn fit_mpi(_: &kapprox::FitConfig, _: &Path, _: bool, _: &Bars) -> Result<()> {
     unreachable!("fit_mode refuses MPI launches without the mpi feature")
 }
 
-/// The directory a file will be written into.
-fn parent_dir(path: &Path) -> PathBuf {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    }
-}
-
 /// Runs the next pass of `job` on the shards of `sel` and writes the part.
-fn part(mut job: FitJob, after: AfterDoc, sel: &ShardSelection, out: &Path, json: bool, bars: &Bars) -> Result<()> {
+fn part(
+    mut job: FitJob,
+    after: AfterDoc,
+    sel: &ShardSelection,
+    stage: &dyn Fn() -> Result<StagedOutput>,
+    json: bool,
+    bars: &Bars,
+) -> Result<()> {
     let (doc, state) = run_part(&mut job, after, sel, bars)?;
     if let (Some(i), Some((index, _))) = (abort_hook(), sel.part())
         && i == index
@@ -151,7 +168,10 @@ fn part(mut job: FitJob, after: AfterDoc, sel: &ShardSelection, out: &Path, json
     }
     let (pass, shards, rows, seconds, rss) =
         (doc.pass.clone(), doc.shards.clone(), doc.rows, doc.seconds, doc.peak_rss_bytes);
-    write_part(out, doc, state)?;
+    let out = stage()?;
+    let target = out.target().to_path_buf();
+    output::commit_file(out, &part_bytes(doc, state)?)?;
+    let out = &target;
     if json {
         print_json(&serde_json::json!({
             "part": out,
@@ -175,7 +195,8 @@ fn part(mut job: FitJob, after: AfterDoc, sel: &ShardSelection, out: &Path, json
 pub(crate) fn worker(a: &WorkerArgs, bars: &Bars) -> Result<()> {
     let (job, after) = resume_from_result(&a.job, None)?;
     let sel = ShardSelection::parse_part(&a.part)?;
-    part(job, after, &sel, &output(&a.out), false, bars)
+    // In the coordinator's scratch directory, which only it reads.
+    part(job, after, &sel, &|| output::file(&a.out, true, [&a.job]), false, bars)
 }
 
 /// The part number named by the test hook [`ABORT_HOOK`], if set.
@@ -187,14 +208,17 @@ fn abort_hook() -> Option<usize> {
 pub(crate) fn reduce(a: &ReduceArgs) -> Result<()> {
     let t = Instant::now();
     let paths = part_files(&a.parts, a.parts_dir.as_deref())?;
-    let out = output(&a.out);
+    // The parts themselves, not `--parts-dir`: a model beside its parts is fine.
+    let inputs = paths.iter().map(|p| Some(p.as_path())).chain([a.after.as_deref()]);
+    let staged = output::file(&a.out, a.output.overwrite, output::inputs(inputs))?;
+    let out = a.out.clone();
     let (job, red) = reduce_files(&paths, a.after.as_deref())?;
     let rss = peak_rss_bytes();
     let total = t.elapsed().as_secs_f64();
     let reduce_seconds = red.seconds.read + red.seconds.merge;
     match red.result {
         Some((model, report)) => {
-            model.save(&out)?;
+            output::commit_file(staged, &model.to_bytes()?)?;
             if a.json {
                 print_json(&serde_json::json!({
                     "model": out,
@@ -220,7 +244,8 @@ pub(crate) fn reduce(a: &ReduceArgs) -> Result<()> {
         }
         None => {
             let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-            let fingerprint = write_result(&out, &job, names)?;
+            let (bytes, fingerprint) = result_bytes(&job, names)?;
+            output::commit_file(staged, &bytes)?;
             let (done, of, next) = (job.pass_index(), job.plan().len(), job.next_pass());
             if a.json {
                 print_json(&serde_json::json!({

@@ -1,6 +1,7 @@
 //! `kernel-error` and `experiment`: measurements rather than models.
 
-use super::{output, print_json};
+use super::output;
+use super::print_json;
 use crate::args::{ExperimentArg, ExperimentArgs, KernelErrorArgs};
 use crate::bars::Bars;
 use crate::validate::{kernel_error_config, task};
@@ -14,7 +15,7 @@ pub(crate) fn kernel_error(a: &KernelErrorArgs, bars: &Bars) -> Result<()> {
     if a.json {
         print_json(&r)?;
     } else {
-        println!(
+        output::line(&format!(
             "{} on {} rows, sigma {:.4}: spectral error {:.4}, Frobenius error {:.4} (mean of {} map(s))",
             r.method,
             r.rows,
@@ -22,7 +23,7 @@ pub(crate) fn kernel_error(a: &KernelErrorArgs, bars: &Bars) -> Result<()> {
             r.spectral,
             r.frobenius,
             r.per_seed.len()
-        );
+        ))?;
     }
     Ok(())
 }
@@ -41,7 +42,7 @@ pub(crate) fn experiment(a: &ExperimentArgs, bars: &Bars) -> Result<()> {
         data: a.data.clone(),
         test: a.test.clone(),
         test_fraction: a.test_fraction,
-        out: output(&a.out),
+        out: a.out.clone(),
         seeds: a.seeds.clone(),
         features: a.features.clone(),
         methods: a.methods.clone(),
@@ -53,11 +54,16 @@ pub(crate) fn experiment(a: &ExperimentArgs, bars: &Bars) -> Result<()> {
         shared_data: a.shared_data.clone(),
         work_dir: a.work_dir.clone(),
     };
+    // The results directory collects files across runs (each replaced
+    // atomically by the experiment), so it is only kept apart from the
+    // datasets, not staged whole.
+    let datasets = a.data.iter().chain(&a.test).chain(&a.work_dir);
+    kapprox::io::check_apart(&a.out, datasets)?;
     let outcome = kapprox_experiments::run(&request, bars)?;
     if a.json {
-        println!("{}", outcome.json);
+        output::line(&outcome.json)?;
     } else {
-        print!("{}", outcome.markdown);
+        output::text(&outcome.markdown)?;
     }
     eprintln!(
         "experiment {} done in {:.1} s: {} and {}",

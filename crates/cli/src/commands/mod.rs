@@ -7,15 +7,19 @@ mod data;
 mod demo;
 mod fit;
 mod measure;
+mod output;
 
 use crate::args::{Cli, Command};
 use crate::bars::Bars;
-use anyhow::Result;
-use std::path::{Path, PathBuf};
+use crate::output_args::MAX_THREADS;
+use anyhow::{Result, bail};
 
 /// Runs a parsed command line.
 pub(crate) fn run(cli: Cli) -> Result<()> {
     if let Some(t) = cli.threads {
+        if t == 0 || t > MAX_THREADS {
+            bail!("--threads: {t} is not between 1 and {MAX_THREADS}");
+        }
         // The library's passes, the reader's decode threads and worker
         // processes all follow the global pool.
         rayon::ThreadPoolBuilder::new().num_threads(t).build_global()?;
@@ -28,7 +32,7 @@ pub(crate) fn run(cli: Cli) -> Result<()> {
         Command::KernelError(a) => a.json,
         Command::Experiment(a) => a.json,
         Command::Reduce(a) => a.json,
-        Command::Featurize(a) => a.output.json,
+        Command::Featurize(a) => a.map_output.json,
         _ => false,
     };
     let bars = Bars::new(cli.quiet || json);
@@ -50,13 +54,5 @@ pub(crate) fn run(cli: Cli) -> Result<()> {
 
 /// Prints one JSON document on stdout.
 fn print_json(v: &impl serde::Serialize) -> Result<()> {
-    println!("{}", serde_json::to_string(v)?);
-    Ok(())
-}
-
-/// The output location a command writes to, as its flag names it. Every
-/// command obtains its output here, so rules about outputs apply to all
-/// commands at once.
-fn output(path: &Path) -> PathBuf {
-    path.to_path_buf()
+    output::line(&serde_json::to_string(v)?)
 }

@@ -18,8 +18,8 @@ fn fails_cleanly(dir: &Dir, args: &[&str]) -> String {
 
 /// `fit` arguments that make a small, fast fit of `train`.
 fn fit_args<'a>(train: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut v = vec!["fit", "--train", train, "--out", "m.safetensors", "--features", "16", "--sigma", "1"];
-    v.extend_from_slice(&["--alpha", "1", "--label", "y"]);
+    let mut v = vec!["fit", "--overwrite", "--train", train, "--out", "m.safetensors", "--features", "16"];
+    v.extend_from_slice(&["--sigma", "1", "--alpha", "1", "--label", "y"]);
     v.extend_from_slice(extra);
     v
 }
@@ -97,7 +97,7 @@ kapprox_test!(a_corrupt_parquet_page_fails_every_command_without_leftovers, |dir
     std::fs::write(&shard, bytes).unwrap();
 
     let want = ["kapprox: data/part-00002.parquet: row group 0, column \"", "cannot decode"];
-    check_error_parts(&fails_cleanly(&dir, &fit), &want);
+    check_error_parts(&fails_cleanly(&dir, &[&fit[..], &["--overwrite"]].concat()), &want);
     assert!(std::fs::read(dir.join("m.safetensors")).unwrap() == model, "the failed fit changed the model file");
     let predict = ["predict", "--model", "m.safetensors", "--data", "data", "--out", "pred"];
     check_error_parts(&fails_cleanly(&dir, &predict), &want);

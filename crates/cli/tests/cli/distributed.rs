@@ -279,7 +279,7 @@ kapprox_test!(reduce_refuses_a_part_of_another_run, |dir| {
     // Another flag (the feature count) likewise, named inside the method.
     let other = |train: &str, features: &str| {
         dir.cmd(&["fit", "--train", train, "--alpha", "0.01,1", "--map", "rff", "--features", features])
-            .args(&["--sigma", "10", "--part", "2/5", "--out", "other/p2.kpart"])
+            .args(&["--sigma", "10", "--part", "2/5", "--out", "other/p2.kpart", "--overwrite"])
             .stdout();
     };
     other("seven", "16");

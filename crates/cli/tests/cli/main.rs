@@ -14,8 +14,15 @@
 //!   and `mpirun` (feature `mpi`) give the model of one process; bad,
 //!   missing or duplicate parts and dead workers are refused, no model is
 //!   written, and rerunning the missing part completes the fit.
-//! - `crash`: a `featurize` killed half-way leaves no partial shard under a
-//!   final name, and a rerun completes.
+//! - `crash`: a `featurize` killed half-way leaves nothing at its output,
+//!   and a rerun completes and removes what the killed run left.
+//! - `faults`: SIGKILLs at random moments of every writing command (nothing
+//!   or the whole output, no orphan workers, no leftovers after a rerun),
+//!   concurrent runs on one output, a full disk (when a tmpfs can be
+//!   mounted).
+//! - `hostile`: the examples of issue 11: outputs that would destroy
+//!   inputs, absurd sizes, damaged or degenerate models, closed or full
+//!   stdout: one error line and exit 2 (or the right result), never a panic.
 //! - `experiments`: `kapprox experiment` writes its CSV and PNG and refuses
 //!   bad flags.
 //! - `readback`: features and predictions read back through arrow (Rust)
@@ -37,8 +44,10 @@ mod bad_input;
 mod crash;
 mod distributed;
 mod experiments;
+mod faults;
 mod first_hour;
 mod happy;
+mod hostile;
 mod invariance;
 mod memory;
 mod numpy_predict;

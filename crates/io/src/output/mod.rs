@@ -290,6 +290,18 @@ impl Drop for StagedOutput {
     }
 }
 
+/// Refuses `target` when it is, lies inside or contains one of `inputs`
+/// (as [`StagedOutput`] does, symlinks and hard links resolved), without
+/// staging anything: for an output directory that collects files across
+/// runs rather than being written whole.
+///
+/// # Errors
+/// [`IoError::OutputIsInput`].
+pub fn check_apart<P: AsRef<Path>>(target: impl AsRef<Path>, inputs: impl IntoIterator<Item = P>) -> Result<()> {
+    let inputs: Vec<PathBuf> = inputs.into_iter().map(|p| p.as_ref().to_path_buf()).collect();
+    alias::check(target.as_ref(), &inputs)
+}
+
 /// The directory that holds `target` (`.` for a bare name).
 fn parent_dir(target: &Path) -> &Path {
     match target.parent() {

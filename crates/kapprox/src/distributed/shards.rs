@@ -5,6 +5,10 @@ use crate::fit::JobBase;
 use anyhow::{Result, bail};
 use std::ops::Range;
 
+/// Most shard indices `--shards` may list: more than any dataset has, and
+/// few enough that the list itself is small.
+pub const MAX_LISTED_SHARDS: usize = 1 << 24;
+
 /// Which shards a process takes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ShardSelection {
@@ -31,7 +35,7 @@ impl ShardSelection {
         Ok(ShardSelection::Part { index, of })
     }
 
-    /// Parses `--shards 0,3,5-9`.
+    /// Parses `--shards 0,3,5-9` (at most [`MAX_LISTED_SHARDS`] indices).
     pub fn parse_list(text: &str) -> Result<ShardSelection> {
         let mut v = Vec::new();
         for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
@@ -42,6 +46,9 @@ impl ShardSelection {
                         (a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?);
                     if a > b {
                         return Err(bad());
+                    }
+                    if b - a >= MAX_LISTED_SHARDS - v.len().min(MAX_LISTED_SHARDS) {
+                        bail!("--shards: {text:?} lists more than {MAX_LISTED_SHARDS} shards");
                     }
                     v.extend(a..=b);
                 }

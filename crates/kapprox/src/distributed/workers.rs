@@ -11,6 +11,16 @@
 //! the tail of its stderr; the other workers are stopped and no model is
 //! written. The scratch directory is removed in every case.
 //!
+//! Workers die with this process: each is started with the parent-death
+//! signal SIGKILL (`prctl(PR_SET_PDEATHSIG)`, Linux) and checks, once set,
+//! that its parent is still this process (the parent may have died between
+//! the fork and the `prctl`). They stay in this process's process group, so
+//! a signal to the group (Ctrl-C in a terminal) reaches them too. Give
+//! [`fit_with_workers`] a scratch directory inside a
+//! [`kapprox_io::StagedOutput`]'s staging area (the CLI uses the model
+//! output's) and a killed fit's scratch goes with that area when the next
+//! run on the same output removes it.
+//!
 //! Processes isolate memory and crashes; threads stay the default inside
 //! one process. Each worker gets `max(1, T / P)` threads for the `T` of
 //! this process (`--threads`, else one per core).
@@ -133,6 +143,7 @@ pub fn fit_with_workers(
             let task = WorkerTask { job: job_path.clone(), part: i, of: workers, out: part.clone(), threads };
             let mut cmd = command(&task)?;
             cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+            die_with_parent(&mut cmd);
             let program = cmd.get_program().to_string_lossy().into_owned();
             let mut child = cmd.spawn().with_context(|| format!("cannot start worker {i} ({program})"))?;
             let mut pipe = child.stderr.take().expect("piped");
@@ -211,6 +222,32 @@ fn wait_all(running: &mut [Worker], of: usize, n_shards: usize, pass: &str, k: u
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// Makes the child started by `cmd` receive SIGKILL when this process
+/// (precisely: the thread that starts it, which in the CLI is the main
+/// thread) ends, however it ends.
+#[cfg(target_os = "linux")]
+fn die_with_parent(cmd: &mut Command) {
+    use rustix::process::{Signal, getpid, getppid, set_parent_process_death_signal};
+    use std::os::unix::process::CommandExt;
+    let parent = getpid();
+    // SAFETY: the closure runs in the forked child before exec; it makes two
+    // async-signal-safe system calls (prctl, getppid) and allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            set_parent_process_death_signal(Some(Signal::KILL))?;
+            if getppid() != Some(parent) {
+                // The parent died before the signal was armed: the child
+                // fails to start and exits.
+                return Err(std::io::ErrorKind::NotFound.into());
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_: &mut Command) {}
 
 fn describe_status(status: ExitStatus) -> String {
     #[cfg(unix)]

@@ -147,6 +147,13 @@ impl MethodParams {
             if d < l {
                 bail!("--sketch-features: {d} is smaller than --features {l}; TEFM compresses d base features to l");
             }
+            if self.power > kapprox_features::MAX_POWER_ITERATIONS {
+                bail!(
+                    "--power: {} power iterations is more than {}; one or two are usual",
+                    self.power,
+                    kapprox_features::MAX_POWER_ITERATIONS
+                );
+            }
             let strategy = match self.tefm_strategy.as_str() {
                 "one-pass" => Strategy::OnePass,
                 "multi-pass" => Strategy::MultiPass,
