@@ -5,6 +5,9 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
+mod columns;
+pub(crate) use columns::{ColumnArgs, OutputArgs};
+
 /// kapprox: kernel methods at scale through explicit feature maps,
 /// streaming Parquet shards and sufficient statistics.
 #[derive(Debug, Parser)]
@@ -104,6 +107,9 @@ pub(crate) struct KernelErrorArgs {
     /// Label column to leave out: a name, `last`, `auto` (recorded by convert) or `none`.
     #[arg(long, default_value = "auto")]
     pub(crate) label: String,
+    /// Input columns.
+    #[command(flatten)]
+    pub(crate) columns: ColumnArgs,
     /// Input scaling (eof always uses minmax).
     #[arg(long, value_enum, default_value_t)]
     pub(crate) scale: ScaleArg,
@@ -159,6 +165,9 @@ pub(crate) enum NanArg {
     Refuse,
     /// Drop the row and count it.
     Skip,
+    /// Replace a missing number by its training mean and a missing category by "other"
+    /// (stored in the model; rows with a missing label are skipped). convert: keep the value.
+    Impute,
 }
 
 /// Arguments of `convert`.
@@ -359,6 +368,12 @@ pub(crate) struct FeaturizeArgs {
     /// Write features as float32.
     #[arg(long)]
     pub f32: bool,
+    /// Input columns (ignored with --model).
+    #[command(flatten)]
+    pub(crate) columns: ColumnArgs,
+    /// Kept columns and compression.
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
 }
 
 /// Arguments of `fit`.
@@ -376,6 +391,9 @@ pub(crate) struct FitArgs {
     /// Reading options.
     #[command(flatten)]
     pub(crate) read: ReadArgs,
+    /// Input and categorical columns.
+    #[command(flatten)]
+    pub(crate) columns: ColumnArgs,
     /// Ridge penalty α of ‖Zw + b − y‖² + α‖w‖² (scikit-learn's `alpha`; the intercept b is not
     /// penalised): a number, a comma list, or a log range `LO..HI[:N]`. Several values are
     /// chosen on the validation split. Default: n_train × 10^(−9..−1), 17 values.
@@ -442,9 +460,13 @@ pub(crate) struct PredictArgs {
     /// Rows per chunk.
     #[arg(long, default_value_t = kapprox::io::DEFAULT_CHUNK_ROWS)]
     pub(crate) chunk_rows: usize,
-    /// NaN / Inf handling.
-    #[arg(long, value_enum, default_value_t)]
-    pub(crate) nan: NanArg,
+    /// Missing values (null, NaN, Inf). Default: impute if the model was fitted with
+    /// --nan impute, else refuse.
+    #[arg(long, value_enum)]
+    pub(crate) nan: Option<NanArg>,
+    /// Kept columns and compression.
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
 }
 
 /// Arguments of `eval`.
@@ -459,9 +481,10 @@ pub(crate) struct EvalArgs {
     /// Rows per chunk.
     #[arg(long, default_value_t = kapprox::io::DEFAULT_CHUNK_ROWS)]
     pub(crate) chunk_rows: usize,
-    /// NaN / Inf handling.
-    #[arg(long, value_enum, default_value_t)]
-    pub(crate) nan: NanArg,
+    /// Missing values (null, NaN, Inf). Default: impute if the model was fitted with
+    /// --nan impute, else refuse.
+    #[arg(long, value_enum)]
+    pub(crate) nan: Option<NanArg>,
     /// Print the metrics as one JSON object.
     #[arg(long)]
     pub(crate) json: bool,

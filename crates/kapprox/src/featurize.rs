@@ -8,18 +8,20 @@
 //! (Nyström, TEFM, EOF) need a model.
 
 use crate::fit::passes::PrepareState;
+use crate::inputs::Inputs;
 use crate::method::MethodSpec;
 use crate::model::Model;
 use crate::observer::Observer;
 use crate::outputs::{PerShard, output_path, prepare_output_dir};
 use crate::pipeline::{Features, Pass};
+use crate::predict::kept_columns;
 use crate::read::{ReadConfig, resolve_optional_label};
 use crate::sigma::{SIGMA_SAMPLE_ROWS, SigmaSpec, median_distance};
 use anyhow::Result;
 use kapprox_features::FeatureMap;
 use kapprox_io::{
-    ColumnStats, Dataset, DenseFeatureWriter, FeatureDtype, FeatureFileOptions, ReadOptions, Scaler, ScalerKind,
-    SparseFeatureWriter,
+    ColumnStats, Compression, Dataset, DenseFeatureWriter, FeatureDtype, FeatureFileOptions, NanPolicy, ReadOptions,
+    Scaler, ScalerKind, SparseFeatureWriter,
 };
 use ndarray::Array2;
 use serde::Serialize;
@@ -68,6 +70,18 @@ pub struct FeaturizeConfig {
     pub read: ReadConfig,
     /// Write features as float32.
     pub f32: bool,
+    /// Kept columns and compression of the written files.
+    pub output: FeatureOutput,
+}
+
+/// What feature files hold besides the features.
+#[derive(Clone, Debug, Default)]
+pub struct FeatureOutput {
+    /// Input columns copied unchanged into each feature row (`--keep`,
+    /// names or globs), e.g. an identifier to join on. None by default.
+    pub keep: Vec<String>,
+    /// Compression of the written files (default [`kapprox_io::DEFAULT_COMPRESSION`]).
+    pub compression: Compression,
 }
 
 /// What `featurize` wrote.
@@ -93,24 +107,26 @@ pub fn featurize(cfg: &FeaturizeConfig, observer: &dyn Observer) -> Result<Featu
     let start = Instant::now();
     cfg.source.check()?;
     let ds = Dataset::open(&cfg.data)?;
-    let (features, scaler, map) = match &cfg.source {
+    let (inputs, scaler, map) = match &cfg.source {
         FeatureSource::Model(path) => from_model(path)?,
         FeatureSource::Method { method, sigma, scale, seed } => {
-            let (features, label) = resolve_optional_label(&ds, &cfg.read.label)?;
+            let inputs = method_inputs(cfg, &ds)?;
+            let features = inputs.columns.numeric.clone();
             let all: Vec<usize> = (0..ds.shards().len()).collect();
-            let read = cfg.read.options(features.clone(), label).with_shards(all);
+            let read = cfg.read.options(features.clone(), inputs.columns.label.clone()).with_shards(all);
             let (stats, sample) = stats_and_sample(&ds, &features, *sigma, |need_stats, rows| {
                 Ok(crate::fit::passes::prepare_pass(&ds, read, need_stats, rows, *seed, observer)?.0)
             })?;
             let (scaler, map) = method_map(method, *sigma, *scale, *seed, &stats, sample, features.len())?;
-            (features, scaler, map)
+            (inputs, scaler, map)
         }
     };
     let label = resolve_optional_label(&ds, &cfg.read.label)?.1;
-    let read = cfg.read.options(features, label.clone());
+    let read = model_read(cfg, &ds, &inputs, label.clone())?;
+    let output = file_options(cfg, &ds)?;
     let existed = cfg.out.exists();
     prepare_output_dir(&cfg.out)?;
-    let result = write_features(&ds, &cfg.out, read, &scaler, map.as_ref(), label, cfg.f32, observer);
+    let result = write_features(&ds, &cfg.out, read, &scaler, map.as_ref(), output, observer);
     if result.is_err() && !existed {
         // An output directory this run created holds nothing whole: remove it.
         let _ = std::fs::remove_dir_all(&cfg.out);
@@ -119,10 +135,48 @@ pub fn featurize(cfg: &FeaturizeConfig, observer: &dyn Observer) -> Result<Featu
     Ok(FeaturizeReport { rows, files, n_features: map.n_output(), seconds: start.elapsed().as_secs_f64() })
 }
 
-/// A model's input columns, scaler and map.
-pub(crate) fn from_model(path: &Path) -> Result<(Vec<String>, Scaler, Box<dyn FeatureMap>)> {
+/// A model's inputs, scaler and map.
+pub(crate) fn from_model(path: &Path) -> Result<(Inputs, Scaler, Box<dyn FeatureMap>)> {
     let m = Model::load(path)?;
-    Ok((m.doc.feature_columns.clone(), m.doc.scaler.clone(), m.map))
+    Ok((m.inputs(), m.doc.scaler.clone(), m.map))
+}
+
+/// The input columns of a data-independent method: `--columns` and
+/// `--exclude` apply; categorical columns and imputation need what only a
+/// fit learns.
+pub(crate) fn method_inputs(cfg: &FeaturizeConfig, ds: &Dataset) -> Result<Inputs> {
+    cfg.read.select.refuse_categorical("featurize --map")?;
+    if cfg.read.nan == NanPolicy::Impute {
+        anyhow::bail!("--nan impute: featurize --map learns no means; fit with --nan impute and use --model MODEL");
+    }
+    let columns = cfg.read.select.select(ds, &cfg.read.label, false)?;
+    Ok(Inputs { columns, ..Inputs::default() })
+}
+
+/// The reading options of the featurize pass: `inputs` encoded, the label
+/// carried, `--keep` columns read, `--nan` as given.
+pub(crate) fn model_read(
+    cfg: &FeaturizeConfig,
+    ds: &Dataset,
+    inputs: &Inputs,
+    label: Option<String>,
+) -> Result<ReadOptions> {
+    inputs.check_dataset(ds)?;
+    let keep: Vec<String> = kept_columns(ds, &cfg.output.keep)?.iter().map(|f| f.name().clone()).collect();
+    let read = cfg.read.options(inputs.columns.numeric.clone(), label).with_keep(keep);
+    let read = inputs.encode(read);
+    if cfg.read.nan == NanPolicy::Impute && inputs.impute.is_none() {
+        anyhow::bail!("--nan impute: the model has no training means; it was fitted without --nan impute");
+    }
+    Ok(read)
+}
+
+/// The options of the feature files of `cfg` (before the label is known).
+pub(crate) fn file_options(cfg: &FeaturizeConfig, ds: &Dataset) -> Result<FeatureFileOptions> {
+    Ok(FeatureFileOptions::new()
+        .with_dtype(if cfg.f32 { FeatureDtype::F32 } else { FeatureDtype::F64 })
+        .with_compression(cfg.output.compression)
+        .with_keep(kept_columns(ds, &cfg.output.keep)?))
 }
 
 /// The column statistics of `features` and, for an `auto` bandwidth, the
@@ -174,35 +228,32 @@ fn learned_from_data(method: &MethodSpec) -> anyhow::Error {
     anyhow::anyhow!("--map {method}: this map is learned from data; fit a model first and run featurize --model MODEL")
 }
 
-/// The featurize pass: one feature shard per input shard of `read`.
-#[allow(clippy::too_many_arguments)]
+/// The featurize pass: one feature shard per input shard of `read`, with
+/// `opts` (the label of `read` is carried).
 pub(crate) fn write_features(
     ds: &Dataset,
     out: &Path,
     read: ReadOptions,
     scaler: &Scaler,
     map: &dyn FeatureMap,
-    label: Option<String>,
-    f32: bool,
+    opts: FeatureFileOptions,
     observer: &dyn Observer,
 ) -> Result<(u64, usize)> {
-    let opts = FeatureFileOptions::new()
-        .with_dtype(if f32 { FeatureDtype::F32 } else { FeatureDtype::F64 })
-        .with_carried(label.clone());
+    let opts = opts.with_carried(read.label.clone());
     let l = map.n_output();
     let mut dense = PerShard::new(|w: DenseFeatureWriter| Ok(w.finish()?));
     let mut sparse = PerShard::new(|w: SparseFeatureWriter| Ok(w.finish()?));
     let pass = Pass { dataset: ds, read, scaler, maps: vec![map], label: "featurize", observer };
     let report = pass.run(&mut |chunk, _, z| {
         let carried: Vec<_> = chunk.y.iter().map(|y| y.view()).collect();
-        let path = output_path(ds, chunk.shard, out);
+        let path = || output_path(ds, chunk.shard, out);
         match z {
             Features::Dense(z) => dense
-                .writer(chunk.shard, || Ok(DenseFeatureWriter::create(&path, l, opts.clone())?))?
-                .write(z.view(), Some(&chunk.row_ids), &carried)?,
+                .writer(chunk.shard, || Ok(DenseFeatureWriter::create(path()?, l, opts.clone())?))?
+                .write_with_kept(z.view(), Some(&chunk.row_ids), &carried, &chunk.keep)?,
             Features::Sparse(z) => sparse
-                .writer(chunk.shard, || Ok(SparseFeatureWriter::create(&path, l, opts.clone())?))?
-                .write(z.view(), Some(&chunk.row_ids), &carried)?,
+                .writer(chunk.shard, || Ok(SparseFeatureWriter::create(path()?, l, opts.clone())?))?
+                .write_with_kept(z.view(), Some(&chunk.row_ids), &carried, &chunk.keep)?,
         }
         Ok(())
     })?;

@@ -52,7 +52,8 @@ fn featurize_writes_the_features_of_its_method() {
         seed: 3,
     };
     let read = ReadConfig { chunk_rows: 128, ..ReadConfig::default() };
-    let cfg = FeaturizeConfig { data: f.data(), out: f.path("feat"), source, read, f32: false };
+    let cfg =
+        FeaturizeConfig { data: f.data(), out: f.path("feat"), source, read, f32: false, output: Default::default() };
     let r = featurize(&cfg, &Silent).unwrap();
     assert_eq!((r.rows, r.files, r.n_features), (600, 3, 16));
 
@@ -90,6 +91,7 @@ fn featurize_refuses_maps_learned_from_data() {
             source,
             read: ReadConfig::default(),
             f32: false,
+            output: Default::default(),
         };
         let e = featurize(&cfg, &Silent).unwrap_err().to_string();
         assert_eq!(
