@@ -201,6 +201,12 @@ pub fn kept_columns(ds: &Dataset, patterns: &[String]) -> Result<Vec<FieldRef>> 
     // type checks, so any type may be kept.
     let sel = ColumnSelection::new().with_exclude(["*"]).with_keep(patterns.to_vec());
     let names = ds.select_columns(&sel)?.keep;
+    if let Some(key) = names.iter().find(|n| ds.partition_columns().contains(n)) {
+        anyhow::bail!(
+            "--keep {key}: a Hive partition key; the outputs keep the input's partition directories ({key}=...), \
+             which readers turn back into the column"
+        );
+    }
     let schema = ds.schema();
     names.iter().map(|n| Ok(Arc::new(schema.field_with_name(n)?.clone()))).collect()
 }

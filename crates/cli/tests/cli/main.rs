@@ -18,6 +18,9 @@
 //!   final name, and a rerun completes.
 //! - `experiments`: `kapprox experiment` writes its CSV and PNG and refuses
 //!   bad flags.
+//! - `columns`: tables as pipelines write them (text ids, categorical
+//!   columns, nulls, timestamps, Hive directories): column selection,
+//!   one-hot encoding, imputation, kept columns, output codecs.
 //! - `readback`: features and predictions read back through arrow (Rust)
 //!   and pyarrow (when installed) and agree with the model.
 //! - `memory`: peak RSS of an out-of-core fit does not grow with the rows
@@ -28,6 +31,7 @@ mod macros;
 mod util;
 
 mod bad_input;
+mod columns;
 mod crash;
 mod distributed;
 mod experiments;

@@ -92,7 +92,7 @@ pub fn prepare_pass(
     observer: &dyn Observer,
 ) -> Result<(PrepareState, PassReport)> {
     let (d, n_cat) = (read.columns.len(), read.categorical.len());
-    let mut stats = need_stats.then(|| ColumnStats::new(read.columns.clone()));
+    let mut stats = need_stats.then(|| BlockedStats::new(ColumnStats::new(read.columns.clone())));
     let mut counts: Vec<CategoryCounts> = read.categorical.iter().map(CategoryCounts::new).collect();
     let mut sample = (sample_rows > 0).then(|| Reservoir::new(sample_rows, d + n_cat, seed));
     // The sample needs each row's categories: read them as kept columns.
@@ -102,7 +102,7 @@ pub fn prepare_pass(
     let report =
         Pass { dataset: ds, read, scaler: &identity, maps: vec![], label, observer }.run_chunks(&mut |chunk| {
             if let Some(s) = stats.as_mut() {
-                s.update(chunk.x.view());
+                s.update(chunk.shard, ds.shards()[chunk.shard].first_row, &chunk.row_ids, chunk.x.view());
             }
             for (a, b) in counts.iter_mut().zip(&chunk.category_counts) {
                 a.merge(b)?;
@@ -123,7 +123,55 @@ pub fn prepare_pass(
             }
             Ok(())
         })?;
+    let stats = stats.map(BlockedStats::finish);
     Ok((PrepareState { stats, counts, sample, rows: report.rows }, report))
+}
+
+/// Rows per block of [`BlockedStats`].
+const STATS_BLOCK_ROWS: u64 = 1024;
+
+/// Column statistics fed in fixed blocks of each shard's rows (rows
+/// `k·STATS_BLOCK_ROWS ..` of the shard, minus skipped ones), whatever the
+/// chunks they arrive in: [`ColumnStats::update`] rounds per block, so
+/// blocks that followed the chunks would make the statistics, and so the
+/// model, depend on `--chunk-rows`.
+struct BlockedStats {
+    stats: ColumnStats,
+    block: Option<(usize, u64)>,
+    rows: Vec<f64>,
+}
+
+impl BlockedStats {
+    fn new(stats: ColumnStats) -> Self {
+        BlockedStats { stats, block: None, rows: Vec::new() }
+    }
+
+    /// Adds rows `x` with global ids `ids` of shard `shard` (whose first
+    /// row has id `first_row`).
+    fn update(&mut self, shard: usize, first_row: u64, ids: &kapprox_io::RowIds, x: ndarray::ArrayView2<'_, f64>) {
+        for (i, id) in ids.iter().enumerate() {
+            let block = Some((shard, (id - first_row) / STATS_BLOCK_ROWS));
+            if block != self.block {
+                self.flush();
+                self.block = block;
+            }
+            self.rows.extend(x.row(i).iter());
+        }
+    }
+
+    fn flush(&mut self) {
+        let d = self.stats.n_columns();
+        if d > 0 && !self.rows.is_empty() {
+            let view = ndarray::ArrayView2::from_shape((self.rows.len() / d, d), &self.rows).expect("whole rows");
+            self.stats.update(view);
+        }
+        self.rows.clear();
+    }
+
+    fn finish(mut self) -> ColumnStats {
+        self.flush();
+        self.stats
+    }
 }
 
 /// One candidate's accumulator during a sketch pass.
