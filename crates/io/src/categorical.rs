@@ -300,4 +300,23 @@ mod tests {
             assert_eq!((exact.min()[j], exact.max()[j]), (pass.min()[j], pass.max()[j]));
         }
     }
+
+    /// Codes are exact in an f64, differ between values, and map back to
+    /// the value's slot; a null (NaN) and unknown codes go to "other".
+    #[test]
+    fn value_codes_find_their_slots() {
+        let v = Vocabulary::from_counts(&counts("c", &[("a", 5), ("b", 3), ("7", 1)], 2), 2);
+        for (i, value) in v.values.iter().enumerate() {
+            let code = value_code(value);
+            assert!(code < (1u64 << CODE_BITS) as f64 && code.fract() == 0.0);
+            assert_eq!(v.slot_of_code(code), i);
+        }
+        assert_ne!(value_code("a"), value_code("b"));
+        assert_eq!(v.slot_of_code(value_code("7")), 2);
+        assert_eq!(v.slot_of_code(f64::NAN), 2);
+        let a: ArrayRef = std::sync::Arc::new(arrow::array::Int64Array::from(vec![Some(7), None]));
+        let codes = value_codes(&a).unwrap();
+        assert_eq!(codes[0], value_code("7"));
+        assert!(codes[1].is_nan());
+    }
 }

@@ -21,6 +21,8 @@
 //! - `columns`: tables as pipelines write them (text ids, categorical
 //!   columns, nulls, timestamps, Hive directories): column selection,
 //!   one-hot encoding, imputation, kept columns, output codecs.
+//! - `s3`: every command reads `s3://` from a local moto server as it
+//!   reads the local directory (skipped when moto cannot be installed).
 //! - `readback`: features and predictions read back through arrow (Rust)
 //!   and pyarrow (when installed) and agree with the model.
 //! - `memory`: peak RSS of an out-of-core fit does not grow with the rows
@@ -39,3 +41,12 @@ mod happy;
 mod invariance;
 mod memory;
 mod readback;
+mod s3;
+
+// The io crate's Python finder and moto server, shared rather than copied.
+#[allow(dead_code)]
+#[path = "../../../io/tests/integration/python.rs"]
+mod python;
+#[allow(dead_code)]
+#[path = "../../../io/tests/integration/s3_server.rs"]
+mod s3_server;
