@@ -375,3 +375,54 @@ kapprox_test!(categorical_and_impute_are_layout_independent, |dir| {
     }
     assert!(bytes("w.safetensors") == bytes("p.safetensors"), "--workers 2 != 2 parts + reduce");
 });
+
+/// The README's "Your data" example: a Hive directory `sales/` with the
+/// columns the README names.
+pub(crate) fn write_sales(root: &Path) {
+    let all = rows(0, 1000, 0, 0);
+    let names = [("id", "id"), ("store", "cat"), ("size", "x1"), ("discount", "xn"), ("age", "x2")];
+    let names = [&names[..], &[("ts", "ts"), ("price", "target")]].concat();
+    for (region, part) in [("north", &all[..400]), ("south", &all[400..])] {
+        let path = root.join(format!("region={region}/part-0.parquet"));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let batch = RecordBatch::try_from_iter(names.iter().map(|(to, from)| (*to, column(part, from)))).unwrap();
+        let mut w = ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), None).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+    }
+    std::fs::write(root.join("_SUCCESS"), "").unwrap();
+}
+
+/// The `kapprox` commands of the README's "Your data" section, as argument
+/// lists (without the program name).
+pub(crate) fn readme_commands() -> Vec<Vec<String>> {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md")).unwrap();
+    let start = readme.find("## Your data").expect("a Your data section");
+    let section = &readme[start..];
+    let section = &section[..section[2..].find("\n## ").map_or(section.len(), |e| e + 2)];
+    let mut in_code = false;
+    let mut commands = Vec::new();
+    for line in section.lines() {
+        if line.starts_with("```") {
+            in_code = !in_code;
+        } else if let Some(args) = line.strip_prefix("kapprox ").filter(|_| in_code) {
+            commands.push(args.split_whitespace().map(str::to_string).collect());
+        }
+    }
+    commands
+}
+
+// Every command of the README's "Your data" section runs as shown (the
+// s3:// one in the s3 test).
+kapprox_test!(readme_your_data_commands_run, |dir| {
+    write_sales(&dir.join("sales"));
+    let commands = readme_commands();
+    assert!(commands.len() >= 5, "{commands:?}");
+    for args in commands.iter().filter(|a| !a.iter().any(|x| x.starts_with("s3://"))) {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        dir.cmd(&args).stdout();
+    }
+    assert_eq!(read_strings(&dir.join("pred"), "id").len(), 1000);
+    assert!(dir.join("feat/region=south/part-0.parquet").exists());
+    assert_eq!(dir.model("numeric.safetensors").doc.feature_columns, ["size", "age"]);
+});

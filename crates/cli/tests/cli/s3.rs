@@ -32,6 +32,7 @@ fn fails(o: Output, parts: &[&str]) {
 kapprox_test!(every_command_reads_s3_like_a_local_directory, |dir| {
     dir.convert(&cpu_train(), "upload/train", &["--rows-per-shard", "2000"]);
     let bytes = std::fs::read(dir.join("upload/train/part-00001.parquet")).unwrap();
+    crate::columns::write_sales(&dir.join("upload/sales"));
     dir.mkdir("upload/broken");
     std::fs::write(dir.join("upload/broken/part-0.parquet"), &bytes[..bytes.len() - 100]).unwrap();
     let Some(s3) = S3::start(&dir.join("upload"), "kapprox-cli", false) else { return };
@@ -64,6 +65,14 @@ kapprox_test!(every_command_reads_s3_like_a_local_directory, |dir| {
     ok(run(&dir, &s3, key, &[&feat[..], &["s3://kapprox-cli/train", "--out", "f-s3"]].concat()));
     ok(run(&dir, &s3, key, &[&feat[..], &["upload/train", "--out", "f-local"]].concat()));
     assert!(file("f-s3/part-00002.parquet") == file("f-local/part-00002.parquet"));
+
+    // The README's s3:// command, on the README's example data.
+    let readme = crate::columns::readme_commands();
+    let line = readme.iter().find(|a| a.iter().any(|x| x.starts_with("s3://"))).expect("an s3 example");
+    let args: Vec<String> = line.iter().map(|a| a.replace("s3://my-bucket/", "s3://kapprox-cli/")).collect();
+    ok(run(&dir, &s3, key, &args.iter().map(String::as_str).collect::<Vec<_>>()));
+    let m = dir.model("s3.safetensors");
+    assert_eq!(m.doc.inputs.as_ref().unwrap().columns.categorical, ["store"]);
 
     let bad = |data: &str| run(&dir, &s3, key, &["fit", "--train", data, "--out", "bad.safetensors"]);
     fails(bad("s3://kapprox-cli/broken"), &["s3://kapprox-cli/broken/part-0.parquet", "footer"]);
