@@ -89,22 +89,10 @@ pub struct KernelErrorReport {
     pub frobenius: f64,
 }
 
-/// Loads up to `max_rows` scaled rows of a dataset (a seeded reservoir
-/// sample when there are more) and the median distance of the σ rule.
+/// Loads up to `max_rows` scaled rows of the input columns that `columns`
+/// selects (numeric only: `--categorical` is refused; a seeded reservoir
+/// sample when there are more rows) and the median distance of the σ rule.
 pub fn load_rows(
-    data: &std::path::Path,
-    label: &LabelSpec,
-    scale: ScalerKind,
-    max_rows: usize,
-    seed: u64,
-    observer: &dyn Observer,
-) -> Result<(Array2<f64>, f64)> {
-    load_selected_rows(data, &ColumnFlags::default(), label, scale, max_rows, seed, observer)
-}
-
-/// [`load_rows`] of the input columns that `columns` selects (numeric
-/// only: `--categorical` is refused).
-pub fn load_selected_rows(
     data: &std::path::Path,
     columns: &ColumnFlags,
     label: &LabelSpec,
@@ -211,8 +199,7 @@ pub fn approximation_error(k: &Array2<f64>, z: ArrayView2<'_, f64>, seed: u64) -
 /// Runs the measurement.
 pub fn kernel_error(cfg: &KernelErrorConfig, observer: &dyn Observer) -> Result<KernelErrorReport> {
     let sample_seed = cfg.seeds.first().copied().unwrap_or(0);
-    let (x, median) =
-        load_selected_rows(&cfg.data, &cfg.columns, &cfg.label, cfg.scale, cfg.max_rows, sample_seed, observer)?;
+    let (x, median) = load_rows(&cfg.data, &cfg.columns, &cfg.label, cfg.scale, cfg.max_rows, sample_seed, observer)?;
     let sigma = cfg.sigma.resolve(Some(median));
     let kernel = cfg.method.kernel_at(sigma);
     if let MethodSpec::Eof { kernel: k, .. } = &cfg.method
