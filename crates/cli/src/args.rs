@@ -8,6 +8,9 @@ use crate::output_args::OverwriteArg;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
+mod columns;
+pub(crate) use columns::{ColumnArgs, OutputArgs};
+
 /// kapprox: kernel methods at scale through explicit feature maps,
 /// streaming Parquet shards and sufficient statistics.
 #[derive(Debug, Parser)]
@@ -112,6 +115,9 @@ pub(crate) struct KernelErrorArgs {
     /// Label column to leave out: a name, `last`, `auto` (recorded by convert) or `none`.
     #[arg(long, default_value = "auto")]
     pub(crate) label: String,
+    /// Input columns.
+    #[command(flatten)]
+    pub(crate) columns: ColumnArgs,
     /// Input scaling (eof always uses minmax).
     #[arg(long, value_enum, default_value_t)]
     pub(crate) scale: ScaleArg,
@@ -168,6 +174,9 @@ pub(crate) enum NanArg {
     Refuse,
     /// Drop the row and count it.
     Skip,
+    /// Replace a missing number by its training mean and a missing category by "other"
+    /// (stored in the model; rows with a missing label are skipped). convert: keep the value.
+    Impute,
 }
 
 /// Arguments of `convert`.
@@ -372,6 +381,12 @@ pub(crate) struct FeaturizeArgs {
     /// Write features as float32.
     #[arg(long)]
     pub f32: bool,
+    /// Input columns (ignored with --model).
+    #[command(flatten)]
+    pub(crate) columns: ColumnArgs,
+    /// Kept columns and compression.
+    #[command(flatten)]
+    pub(crate) written: OutputArgs,
     /// Map files and the report.
     #[command(flatten)]
     pub(crate) map_output: FeaturizeOutputArgs,
@@ -399,6 +414,9 @@ pub(crate) struct FitArgs {
     /// Reading options.
     #[command(flatten)]
     pub(crate) read: ReadArgs,
+    /// Input and categorical columns.
+    #[command(flatten)]
+    pub(crate) columns: ColumnArgs,
     /// Ridge penalty α of ‖Zw + b − y‖² + α‖w‖² (scikit-learn's `alpha`; the intercept b is not
     /// penalised): a number, a comma list, or a log range `LO..HI[:N]`. Several values are
     /// chosen on the validation split. Default: n_train × 10^(−9..−1), 17 values.
@@ -470,9 +488,13 @@ pub(crate) struct PredictArgs {
     /// Rows per chunk.
     #[arg(long, default_value_t = kapprox::io::DEFAULT_CHUNK_ROWS)]
     pub(crate) chunk_rows: usize,
-    /// NaN / Inf handling.
-    #[arg(long, value_enum, default_value_t)]
-    pub(crate) nan: NanArg,
+    /// Missing values (null, NaN, Inf). Default: impute if the model was fitted with
+    /// --nan impute, else refuse.
+    #[arg(long, value_enum)]
+    pub(crate) nan: Option<NanArg>,
+    /// Kept columns and compression.
+    #[command(flatten)]
+    pub(crate) written: OutputArgs,
 }
 
 /// Arguments of `eval`.
@@ -488,9 +510,10 @@ pub(crate) struct EvalArgs {
     /// Rows per chunk.
     #[arg(long, default_value_t = kapprox::io::DEFAULT_CHUNK_ROWS)]
     pub(crate) chunk_rows: usize,
-    /// NaN / Inf handling.
-    #[arg(long, value_enum, default_value_t)]
-    pub(crate) nan: NanArg,
+    /// Missing values (null, NaN, Inf). Default: impute if the model was fitted with
+    /// --nan impute, else refuse.
+    #[arg(long, value_enum)]
+    pub(crate) nan: Option<NanArg>,
     /// Print the metrics as one JSON object.
     #[arg(long)]
     pub(crate) json: bool,

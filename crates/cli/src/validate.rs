@@ -6,15 +6,17 @@
 //! how it runs ([`fit_config`], [`fit_mode`]), and the other commands'
 //! configurations.
 
-use crate::args::{FeaturizeArgs, FitArgs, KernelErrorArgs, MapArgs, NanArg, ReadArgs, ScaleArg, SplitArgs, TaskArg};
+use crate::args::{
+    ColumnArgs, FeaturizeArgs, FitArgs, KernelErrorArgs, MapArgs, NanArg, ReadArgs, ScaleArg, SplitArgs, TaskArg,
+};
 use anyhow::{Context, Result, bail};
 use kapprox::distributed::{FitMode, ShardSelection, launched_by_mpi};
-use kapprox::featurize::{FeatureSource, FeaturizeConfig};
-use kapprox::io::{LabelSpec, MemoryBudget, NanPolicy, ScalerKind};
+use kapprox::featurize::{FeatureOutput, FeatureSource, FeaturizeConfig};
+use kapprox::io::{Compression, LabelSpec, MemoryBudget, NanPolicy, ScalerKind};
 use kapprox::kernel_error::KernelErrorConfig;
 use kapprox::sigma::parse_sigmas;
 use kapprox::split::SplitConfig;
-use kapprox::{FitConfig, MethodParams, ReadConfig, SigmaSpec, Split, Task};
+use kapprox::{ColumnFlags, FitConfig, MethodParams, ReadConfig, SigmaSpec, Split, Task};
 
 /// Parses a byte size such as `512M`, `4G`, `1.5GiB` or `1000000`
 /// (`--max-memory`).
@@ -50,7 +52,35 @@ pub(crate) fn nan_policy(arg: NanArg) -> NanPolicy {
     match arg {
         NanArg::Refuse => NanPolicy::Refuse,
         NanArg::Skip => NanPolicy::Skip,
+        NanArg::Impute => NanPolicy::Impute,
     }
+}
+
+/// `convert --nan`: `impute` keeps missing values as NaN, for a fit with
+/// `--nan impute` to fill.
+pub(crate) fn convert_nan_policy(arg: NanArg) -> NanPolicy {
+    match arg {
+        NanArg::Impute => NanPolicy::Keep,
+        other => nan_policy(other),
+    }
+}
+
+/// `--columns`, `--exclude`, `--categorical`, `--max-categories`.
+pub(crate) fn column_flags(a: &ColumnArgs) -> Result<ColumnFlags> {
+    if a.max_categories == 0 {
+        bail!("--max-categories: must be at least 1");
+    }
+    Ok(ColumnFlags {
+        columns: a.columns.clone(),
+        exclude: a.exclude.clone(),
+        categorical: a.categorical.clone(),
+        max_categories: a.max_categories,
+    })
+}
+
+/// `--compression`.
+pub(crate) fn compression(text: &str) -> Result<Compression> {
+    text.parse().with_context(|| format!("--compression: {text:?}"))
 }
 
 /// `--scale`.
@@ -75,7 +105,12 @@ pub(crate) fn read_config(a: &ReadArgs) -> Result<ReadConfig> {
     if a.chunk_rows == 0 {
         bail!("--chunk-rows: must be at least 1");
     }
-    Ok(ReadConfig { label: label_spec(&a.label), chunk_rows: a.chunk_rows, nan: nan_policy(a.nan) })
+    Ok(ReadConfig {
+        label: label_spec(&a.label),
+        chunk_rows: a.chunk_rows,
+        nan: nan_policy(a.nan),
+        select: ColumnFlags::default(),
+    })
 }
 
 /// The map flags as the library's method parameters (checked by the caller).
@@ -128,7 +163,7 @@ pub(crate) fn fit_config(a: &FitArgs) -> Result<FitConfig> {
             alphas: alphas(a)?,
             task: task(a.task),
             scale: scale_kind(a.scale.unwrap_or_default()),
-            read: read_config(&a.read)?,
+            read: ReadConfig { select: column_flags(&a.columns)?, ..read_config(&a.read)? },
             split: Split::Holdout(a.validation),
             seed: a.map.seed,
             max_memory: None,
@@ -156,7 +191,7 @@ pub(crate) fn fit_config(a: &FitArgs) -> Result<FitConfig> {
         alphas: alphas(a)?,
         task,
         scale,
-        read: read_config(&a.read)?,
+        read: ReadConfig { select: column_flags(&a.columns)?, ..read_config(&a.read)? },
         split: match a.folds {
             Some(k) => Split::Folds(k),
             None => Split::Holdout(a.validation),
@@ -203,7 +238,7 @@ pub(crate) fn fit_mode(a: &FitArgs) -> Result<FitMode> {
 
 /// The validated configuration of `featurize`.
 pub(crate) fn featurize_config(a: &FeaturizeArgs) -> Result<FeaturizeConfig> {
-    let read = read_config(&a.read)?;
+    let read = ReadConfig { select: column_flags(&a.columns)?, ..read_config(&a.read)? };
     let source = match &a.model {
         Some(path) => FeatureSource::Model(path.clone()),
         None => FeatureSource::Method {
@@ -214,7 +249,8 @@ pub(crate) fn featurize_config(a: &FeaturizeArgs) -> Result<FeaturizeConfig> {
         },
     };
     let save_map = a.map_output.save_map.clone();
-    Ok(FeaturizeConfig { data: a.data.clone(), out: a.out.clone(), source, read, f32: a.f32, save_map })
+    let output = FeatureOutput { keep: a.written.keep.clone(), compression: compression(&a.written.compression)? };
+    Ok(FeaturizeConfig { data: a.data.clone(), out: a.out.clone(), source, read, f32: a.f32, save_map, output })
 }
 
 /// The validated configuration of `kernel-error`.
@@ -229,6 +265,7 @@ pub(crate) fn kernel_error_config(a: &KernelErrorArgs) -> Result<KernelErrorConf
     Ok(KernelErrorConfig {
         data: a.data.clone(),
         label,
+        columns: column_flags(&a.columns)?,
         method,
         sigma,
         scale,

@@ -94,7 +94,8 @@ pub struct Row {
 
 /// Runs the measurement.
 pub fn run(o: &Options, observer: &dyn Observer) -> Result<Vec<Row>> {
-    let (x, median) = load_rows(&o.data, &LabelSpec::Hint, ScalerKind::Standard, o.rows, 0, observer)?;
+    let (x, median) =
+        load_rows(&o.data, &Default::default(), &LabelSpec::Hint, ScalerKind::Standard, o.rows, 0, observer)?;
     let sigma = o.sigma.resolve(Some(median));
     let n = x.nrows();
     eprintln!("{}: {n} rows x {} columns, sigma = {sigma:.4} (median distance {median:.4})", o.dataset, x.ncols());

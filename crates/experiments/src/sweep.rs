@@ -197,7 +197,7 @@ impl Trial {
 /// The reading options of every experiment fit: the label recorded by
 /// `convert`, default chunks, NaN refused.
 pub fn read_config() -> ReadConfig {
-    ReadConfig { label: LabelSpec::Hint, chunk_rows: kapprox::io::DEFAULT_CHUNK_ROWS, nan: Default::default() }
+    ReadConfig { label: LabelSpec::Hint, ..ReadConfig::default() }
 }
 
 /// Fits `method` on `set`'s training rows with the given bandwidth

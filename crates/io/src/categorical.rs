@@ -13,7 +13,9 @@
 //! "other" column to `x`.
 
 use crate::error::{IoError, Result};
+use crate::reader::values::CatColumn;
 use crate::stats::ColumnStats;
+use arrow::array::{Array, ArrayRef};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 
@@ -191,6 +193,47 @@ impl Vocabulary {
     }
 }
 
+/// Bits of a [`value_code`]: codes are integers below 2^52, so an `f64`
+/// holds them exactly.
+const CODE_BITS: u32 = 52;
+
+/// A stable numeric code of a category value (FNV-1a, 52 bits), exact in an
+/// `f64`: lets a row sample hold category values before the vocabulary is
+/// known (see [`Vocabulary::slot_of_code`]). Two values share a code with
+/// probability about 2^-52 per pair.
+pub fn value_code(value: &str) -> f64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in value.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    (h >> (64 - CODE_BITS)) as f64
+}
+
+/// The [`value_code`] of every value of a column (read as text like the
+/// reader's categorical columns); NaN for a null.
+///
+/// # Errors
+/// A column that cannot be cast to text.
+pub fn value_codes(a: &ArrayRef) -> std::result::Result<Vec<f64>, arrow::error::ArrowError> {
+    let col = CatColumn::new(a)?;
+    let mut out = vec![f64::NAN; a.len()];
+    col.for_each(0, a.len(), |k, v| {
+        if let Some(v) = v {
+            out[k] = value_code(v);
+        }
+    });
+    Ok(out)
+}
+
+impl Vocabulary {
+    /// The indicator slot of a [`value_code`]: the value's index, or
+    /// "other" for an unknown code or NaN (a null).
+    pub fn slot_of_code(&self, code: f64) -> usize {
+        self.values.iter().position(|v| value_code(v) == code).unwrap_or(self.values.len())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -256,5 +299,24 @@ mod tests {
             assert!((exact.m2()[j] - pass.m2()[j]).abs() < 1e-12);
             assert_eq!((exact.min()[j], exact.max()[j]), (pass.min()[j], pass.max()[j]));
         }
+    }
+
+    /// Codes are exact in an f64, differ between values, and map back to
+    /// the value's slot; a null (NaN) and unknown codes go to "other".
+    #[test]
+    fn value_codes_find_their_slots() {
+        let v = Vocabulary::from_counts(&counts("c", &[("a", 5), ("b", 3), ("7", 1)], 2), 2);
+        for (i, value) in v.values.iter().enumerate() {
+            let code = value_code(value);
+            assert!(code < (1u64 << CODE_BITS) as f64 && code.fract() == 0.0);
+            assert_eq!(v.slot_of_code(code), i);
+        }
+        assert_ne!(value_code("a"), value_code("b"));
+        assert_eq!(v.slot_of_code(value_code("7")), 2);
+        assert_eq!(v.slot_of_code(f64::NAN), 2);
+        let a: ArrayRef = std::sync::Arc::new(arrow::array::Int64Array::from(vec![Some(7), None]));
+        let codes = value_codes(&a).unwrap();
+        assert_eq!(codes[0], value_code("7"));
+        assert!(codes[1].is_nan());
     }
 }

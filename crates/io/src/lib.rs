@@ -95,7 +95,7 @@ pub mod store;
 pub mod writer;
 
 pub use budget::MemoryBudget;
-pub use categorical::{CategoryCounts, DEFAULT_MAX_CATEGORIES, Vocabulary};
+pub use categorical::{CategoryCounts, DEFAULT_MAX_CATEGORIES, Vocabulary, value_code, value_codes};
 pub use compression::{Compression, DEFAULT_COMPRESSION};
 pub use convert::{ConvertOptions, ConvertReport, DEFAULT_ROWS_PER_SHARD, Delimiter, InputFormat, convert};
 pub use dataset::{ColumnSelection, Dataset, LABEL_KEY, LabelSpec, STATS_KEY, SelectedColumns, ShardInfo};

@@ -8,18 +8,20 @@
 //! (Nyström, TEFM, EOF) need a model.
 
 use crate::fit::passes::PrepareState;
+use crate::inputs::Inputs;
 use crate::method::MethodSpec;
 use crate::model::{MODEL_FORMAT, MODEL_VERSION, Model, ModelDoc, Task};
 use crate::observer::Observer;
 use crate::outputs::{PerShard, output_path, prepare_output_dir, refuse_non_finite};
 use crate::pipeline::{Features, Pass};
+use crate::predict::kept_columns;
 use crate::read::{ReadConfig, resolve_optional_label};
 use crate::sigma::{SIGMA_SAMPLE_ROWS, SigmaSpec, median_distance};
 use anyhow::Result;
 use kapprox_features::FeatureMap;
 use kapprox_io::{
-    ColumnStats, Dataset, DenseFeatureWriter, FeatureDtype, FeatureFileOptions, ReadOptions, Scaler, ScalerKind,
-    SparseFeatureWriter,
+    ColumnStats, Compression, Dataset, DenseFeatureWriter, FeatureDtype, FeatureFileOptions, NanPolicy, ReadOptions,
+    Scaler, ScalerKind, SparseFeatureWriter,
 };
 use ndarray::Array2;
 use serde::Serialize;
@@ -72,6 +74,18 @@ pub struct FeaturizeConfig {
     /// (input columns, scaling statistics, σ, map spec) as a map file, which
     /// `FeatureSource::Model` applies unchanged to other data.
     pub save_map: Option<PathBuf>,
+    /// Kept columns and compression of the written files.
+    pub output: FeatureOutput,
+}
+
+/// What feature files hold besides the features.
+#[derive(Clone, Debug, Default)]
+pub struct FeatureOutput {
+    /// Input columns copied unchanged into each feature row (`--keep`,
+    /// names or globs), e.g. an identifier to join on. None by default.
+    pub keep: Vec<String>,
+    /// Compression of the written files (default [`kapprox_io::DEFAULT_COMPRESSION`]).
+    pub compression: Compression,
 }
 
 /// What `featurize` wrote.
@@ -100,24 +114,26 @@ pub fn featurize(cfg: &FeaturizeConfig, observer: &dyn Observer) -> Result<Featu
         anyhow::bail!("--save-map: the map is taken from --model, which already stores it");
     }
     let ds = Dataset::open(&cfg.data)?;
-    let (features, scaler, map) = match &cfg.source {
+    let (inputs, scaler, map) = match &cfg.source {
         FeatureSource::Model(path) => from_model(path)?,
         FeatureSource::Method { method, sigma, scale, seed } => {
-            let (features, label) = resolve_optional_label(&ds, &cfg.read.label)?;
+            let inputs = method_inputs(cfg, &ds)?;
+            let features = inputs.columns.numeric.clone();
             let all: Vec<usize> = (0..ds.shards().len()).collect();
-            let read = cfg.read.options(features.clone(), label).with_shards(all);
+            let read = cfg.read.options(features.clone(), inputs.columns.label.clone()).with_shards(all);
             let (stats, sample) = stats_and_sample(&ds, &features, *sigma, |need_stats, rows| {
                 Ok(crate::fit::passes::prepare_pass(&ds, read, need_stats, rows, *seed, observer)?.0)
             })?;
             let (scaler, map) = method_map(method, *sigma, *scale, *seed, &stats, sample, features.len())?;
-            (features, scaler, map)
+            (inputs, scaler, map)
         }
     };
     let label = resolve_optional_label(&ds, &cfg.read.label)?.1;
-    let read = cfg.read.options(features.clone(), label.clone());
+    let read = model_read(cfg, &ds, &inputs, label.clone())?;
+    let output = file_options(cfg, &ds)?;
     let existed = cfg.out.exists();
     prepare_output_dir(&cfg.out)?;
-    let result = write_features(&ds, &cfg.out, read, &scaler, map.as_ref(), label.clone(), cfg.f32, observer);
+    let result = write_features(&ds, &cfg.out, read, &scaler, map.as_ref(), output, observer);
     if result.is_err() && !existed {
         // An output directory this run created holds nothing whole: remove it.
         let _ = std::fs::remove_dir_all(&cfg.out);
@@ -125,20 +141,21 @@ pub fn featurize(cfg: &FeaturizeConfig, observer: &dyn Observer) -> Result<Featu
     let (rows, files) = result?;
     let n_features = map.n_output();
     if let Some(path) = &cfg.save_map {
-        map_file(features, label, scaler, map).save(path)?;
+        map_file(inputs, label, scaler, map).save(path)?;
     }
     Ok(FeaturizeReport { rows, files, n_features, seconds: start.elapsed().as_secs_f64() })
 }
 
 /// A map file: a model document with the map and scaling, and no ridge
 /// weights (`coef` is `(l, 0)`), marked `"map_only": true` in `training`.
-fn map_file(features: Vec<String>, label: Option<String>, scaler: Scaler, map: Box<dyn FeatureMap>) -> Model {
+fn map_file(inputs: Inputs, label: Option<String>, scaler: Scaler, map: Box<dyn FeatureMap>) -> Model {
     let doc = ModelDoc {
         format: MODEL_FORMAT.into(),
         version: MODEL_VERSION,
         task: Task::Regression,
-        feature_columns: features,
+        feature_columns: inputs.x_columns(),
         label_column: label,
+        inputs: Some(inputs),
         scaler,
         map: map.spec(),
         classes: None,
@@ -149,10 +166,48 @@ fn map_file(features: Vec<String>, label: Option<String>, scaler: Scaler, map: B
     Model { doc, coef: Array2::zeros((map.n_output(), 0)), intercept: ndarray::Array1::zeros(0), map }
 }
 
-/// A model's input columns, scaler and map.
-pub(crate) fn from_model(path: &Path) -> Result<(Vec<String>, Scaler, Box<dyn FeatureMap>)> {
+/// A model's inputs, scaler and map.
+pub(crate) fn from_model(path: &Path) -> Result<(Inputs, Scaler, Box<dyn FeatureMap>)> {
     let m = Model::load(path)?;
-    Ok((m.doc.feature_columns.clone(), m.doc.scaler.clone(), m.map))
+    Ok((m.inputs(), m.doc.scaler.clone(), m.map))
+}
+
+/// The input columns of a data-independent method: `--columns` and
+/// `--exclude` apply; categorical columns and imputation need what only a
+/// fit learns.
+pub(crate) fn method_inputs(cfg: &FeaturizeConfig, ds: &Dataset) -> Result<Inputs> {
+    cfg.read.select.refuse_categorical("featurize --map")?;
+    if cfg.read.nan == NanPolicy::Impute {
+        anyhow::bail!("--nan impute: featurize --map learns no means; fit with --nan impute and use --model MODEL");
+    }
+    let columns = cfg.read.select.select(ds, &cfg.read.label, false)?;
+    Ok(Inputs { columns, ..Inputs::default() })
+}
+
+/// The reading options of the featurize pass: `inputs` encoded, the label
+/// carried, `--keep` columns read, `--nan` as given.
+pub(crate) fn model_read(
+    cfg: &FeaturizeConfig,
+    ds: &Dataset,
+    inputs: &Inputs,
+    label: Option<String>,
+) -> Result<ReadOptions> {
+    inputs.check_dataset(ds)?;
+    let keep: Vec<String> = kept_columns(ds, &cfg.output.keep)?.iter().map(|f| f.name().clone()).collect();
+    let read = cfg.read.options(inputs.columns.numeric.clone(), label).with_keep(keep);
+    let read = inputs.encode(read);
+    if cfg.read.nan == NanPolicy::Impute && inputs.impute.is_none() {
+        anyhow::bail!("--nan impute: the model has no training means; it was fitted without --nan impute");
+    }
+    Ok(read)
+}
+
+/// The options of the feature files of `cfg` (before the label is known).
+pub(crate) fn file_options(cfg: &FeaturizeConfig, ds: &Dataset) -> Result<FeatureFileOptions> {
+    Ok(FeatureFileOptions::new()
+        .with_dtype(if cfg.f32 { FeatureDtype::F32 } else { FeatureDtype::F64 })
+        .with_compression(cfg.output.compression)
+        .with_keep(kept_columns(ds, &cfg.output.keep)?))
 }
 
 /// The column statistics of `features` and, for an `auto` bandwidth, the
@@ -228,24 +283,20 @@ fn non_finite_cause(scaler: &Scaler) -> String {
     }
 }
 
-/// The featurize pass: one feature shard per input shard of `read`.
-#[allow(clippy::too_many_arguments)]
+/// The featurize pass: one feature shard per input shard of `read`, with
+/// `opts` (the label of `read` is carried).
 pub(crate) fn write_features(
     ds: &Dataset,
     out: &Path,
     read: ReadOptions,
     scaler: &Scaler,
     map: &dyn FeatureMap,
-    label: Option<String>,
-    f32: bool,
+    opts: FeatureFileOptions,
     observer: &dyn Observer,
 ) -> Result<(u64, usize)> {
     let l = map.n_output();
-    let dtype = if f32 { FeatureDtype::F32 } else { FeatureDtype::F64 };
-    let opts = FeatureFileOptions::new()
-        .with_dtype(dtype)
-        .with_carried(label.clone())
-        .with_row_group_rows(row_group_rows(read.chunk_rows, l, if f32 { 4 } else { 8 }));
+    // Sized for f64 values: f32 files then buffer at most half the bound.
+    let opts = opts.with_carried(read.label.clone()).with_row_group_rows(row_group_rows(read.chunk_rows, l, 8));
     let mut dense = PerShard::new(|w: DenseFeatureWriter| Ok(w.finish()?));
     let mut sparse = PerShard::new(|w: SparseFeatureWriter| Ok(w.finish()?));
     let pass = Pass { dataset: ds, read, scaler, maps: vec![map], label: "featurize", observer };
@@ -256,14 +307,14 @@ pub(crate) fn write_features(
         };
         refuse_non_finite(ds, chunk, values, "feature vector", || non_finite_cause(scaler))?;
         let carried: Vec<_> = chunk.y.iter().map(|y| y.view()).collect();
-        let path = output_path(ds, chunk.shard, out);
+        let path = || output_path(ds, chunk.shard, out);
         match z {
             Features::Dense(z) => dense
-                .writer(chunk.shard, || Ok(DenseFeatureWriter::create(&path, l, opts.clone())?))?
-                .write(z.view(), Some(&chunk.row_ids), &carried)?,
+                .writer(chunk.shard, || Ok(DenseFeatureWriter::create(path()?, l, opts.clone())?))?
+                .write_with_kept(z.view(), Some(&chunk.row_ids), &carried, &chunk.keep)?,
             Features::Sparse(z) => sparse
-                .writer(chunk.shard, || Ok(SparseFeatureWriter::create(&path, l, opts.clone())?))?
-                .write(z.view(), Some(&chunk.row_ids), &carried)?,
+                .writer(chunk.shard, || Ok(SparseFeatureWriter::create(path()?, l, opts.clone())?))?
+                .write_with_kept(z.view(), Some(&chunk.row_ids), &carried, &chunk.keep)?,
         }
         Ok(())
     })?;

@@ -14,9 +14,9 @@
 use crate::fit::exact::kernel_matrix;
 use crate::fit::passes::prepare_pass;
 use crate::fit::sketch_kind;
+use crate::inputs::ColumnFlags;
 use crate::method::MethodSpec;
 use crate::observer::Observer;
-use crate::read::resolve_optional_label;
 use crate::sigma::{SIGMA_SAMPLE_ROWS, SigmaSpec, median_distance};
 use anyhow::{Context, Result, bail};
 use kapprox_core::{Domain, dense, rng};
@@ -41,6 +41,8 @@ pub struct KernelErrorConfig {
     pub data: PathBuf,
     /// Label column (excluded from the inputs).
     pub label: LabelSpec,
+    /// Input columns (`--columns`, `--exclude`; numeric only).
+    pub columns: ColumnFlags,
     /// The map family.
     pub method: MethodSpec,
     /// The bandwidth.
@@ -87,19 +89,21 @@ pub struct KernelErrorReport {
     pub frobenius: f64,
 }
 
-/// Loads up to `max_rows` scaled rows of a dataset (a seeded reservoir
-/// sample when there are more) and the median distance of the σ rule.
+/// Loads up to `max_rows` scaled rows of the input columns that `columns`
+/// selects (numeric only: `--categorical` is refused; a seeded reservoir
+/// sample when there are more rows) and the median distance of the σ rule.
 pub fn load_rows(
     data: &std::path::Path,
+    columns: &ColumnFlags,
     label: &LabelSpec,
     scale: ScalerKind,
     max_rows: usize,
     seed: u64,
     observer: &dyn Observer,
 ) -> Result<(Array2<f64>, f64)> {
+    columns.refuse_categorical("kernel-error")?;
     let ds = Dataset::open(data)?;
-    let (features, _) = resolve_optional_label(&ds, label)?;
-    let features: Vec<String> = features.into_iter().filter(|c| c != kapprox_io::writer::ROW_ID_COLUMN).collect();
+    let features = columns.select(&ds, label, false)?.numeric;
     let read = ReadOptions::new(features.clone());
     let stored = ds.stored_stats().and_then(|s| s.select(&features, ds.path()).ok());
     let (state, _) = prepare_pass(&ds, read, stored.is_none(), max_rows, seed, observer)?;
@@ -195,7 +199,7 @@ pub fn approximation_error(k: &Array2<f64>, z: ArrayView2<'_, f64>, seed: u64) -
 /// Runs the measurement.
 pub fn kernel_error(cfg: &KernelErrorConfig, observer: &dyn Observer) -> Result<KernelErrorReport> {
     let sample_seed = cfg.seeds.first().copied().unwrap_or(0);
-    let (x, median) = load_rows(&cfg.data, &cfg.label, cfg.scale, cfg.max_rows, sample_seed, observer)?;
+    let (x, median) = load_rows(&cfg.data, &cfg.columns, &cfg.label, cfg.scale, cfg.max_rows, sample_seed, observer)?;
     let sigma = cfg.sigma.resolve(Some(median));
     let kernel = cfg.method.kernel_at(sigma);
     if let MethodSpec::Eof { kernel: k, .. } = &cfg.method

@@ -41,6 +41,7 @@ pub mod distributed;
 pub mod featurize;
 pub mod fit;
 pub mod generate;
+pub mod inputs;
 pub mod kernel_error;
 pub mod method;
 pub mod model;
@@ -61,6 +62,7 @@ pub use kapprox_sketch as sketch;
 pub use kapprox_solve as solve;
 
 pub use fit::{FitConfig, FitReport, Split, fit};
+pub use inputs::{ColumnFlags, Inputs};
 pub use method::{KernelFamily, MethodParams, MethodSpec};
 pub use model::{Model, Task};
 pub use observer::{Observer, Silent};

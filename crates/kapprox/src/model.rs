@@ -19,6 +19,7 @@
 //!     doc = json.loads(f.metadata()["kapprox"]); coef = f.get_tensor("coef")
 //! ```
 
+use crate::inputs::Inputs;
 pub use crate::tensorfile::Integrity;
 use crate::tensorfile::TensorFile;
 use anyhow::{Context, Result, bail};
@@ -52,8 +53,15 @@ pub struct ModelDoc {
     pub version: u32,
     /// Learning task.
     pub task: Task,
-    /// Input columns, in the order the map expects them.
+    /// Columns of the map's input matrix, in order: the numeric input
+    /// columns, then each categorical column's indicators (`cat=value`,
+    /// `cat=<other>`).
     pub feature_columns: Vec<String>,
+    /// The data columns read and how they are encoded (vocabularies,
+    /// imputation means). Absent in models written before kapprox read
+    /// categorical columns: their inputs are `feature_columns`, numeric.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inputs: Option<Inputs>,
     /// Label column name in the training data, if any.
     pub label_column: Option<String>,
     /// Input scaling applied before the map.
@@ -172,6 +180,11 @@ impl Model {
                 doc.feature_columns.len()
             );
         }
+        if let Some(inputs) = &doc.inputs
+            && inputs.x_columns() != doc.feature_columns
+        {
+            bail!("{}: the recorded input columns do not match the feature columns", ctx());
+        }
         Ok(Model { doc, map, coef, intercept })
     }
 
@@ -202,6 +215,17 @@ impl Model {
             return Some(format!("intercept[{k}] = {v}"));
         }
         scaler_problem(&self.doc.scaler)
+    }
+
+    /// The data columns this model reads and how (older models: their
+    /// feature columns, all numeric).
+    pub fn inputs(&self) -> Inputs {
+        self.doc.inputs.clone().unwrap_or_else(|| {
+            let mut columns = kapprox_io::SelectedColumns::default();
+            columns.numeric = self.doc.feature_columns.clone();
+            columns.label = self.doc.label_column.clone();
+            Inputs { columns, ..Inputs::default() }
+        })
     }
 
     /// Scores `(n, k)` for features `z (n, l)`.

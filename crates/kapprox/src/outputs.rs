@@ -49,10 +49,16 @@ pub fn prepare_output_dir(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The output path of input shard `shard` of `ds` under `out_dir`.
-pub fn output_path(ds: &Dataset, shard: usize, out_dir: &Path) -> PathBuf {
-    let name = ds.shards()[shard].path.file_name().expect("shards are files").to_owned();
-    out_dir.join(name)
+/// The output path of input shard `shard` of `ds` under `out_dir`: its
+/// path relative to the dataset root, since file names alone repeat across
+/// Hive directories (`region=a/part-0.parquet`, `region=b/part-0.parquet`).
+/// Creates the directories it needs.
+pub fn output_path(ds: &Dataset, shard: usize, out_dir: &Path) -> Result<PathBuf> {
+    let path = out_dir.join(&ds.shards()[shard].relative_path);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create the directory", dir.display()))?;
+    }
+    Ok(path)
 }
 
 /// A writer of one output file, for [`PerShard`].

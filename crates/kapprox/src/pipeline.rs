@@ -135,8 +135,12 @@ pub struct Pass<'a> {
 pub struct PassReport {
     /// Rows delivered to the sink.
     pub rows: u64,
-    /// Rows dropped under `--nan skip`.
+    /// Rows dropped under `--nan skip` (or for a missing label under `--nan impute`).
     pub skipped: u64,
+    /// Missing values imputed under `--nan impute`.
+    pub imputed: u64,
+    /// Per categorical column read with a vocabulary: values sent to "other".
+    pub other: Vec<u64>,
     /// Wall time of the pass in seconds.
     pub seconds: f64,
 }
@@ -179,6 +183,8 @@ impl Pass<'_> {
         // The reader's count, not the sum over chunks: a chunk whose rows
         // were all skipped is never delivered, so only the reader saw it.
         report.skipped = reader.rows_skipped();
+        report.imputed = reader.values_imputed();
+        report.other = reader.categories_other().to_vec();
         drop(progress);
         PASSES.fetch_add(1, Ordering::Relaxed);
         report.seconds = start.elapsed().as_secs_f64();

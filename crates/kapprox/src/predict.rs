@@ -9,14 +9,16 @@ use crate::observer::Observer;
 use crate::outputs::{PerShard, output_path, prepare_output_dir, refuse_non_finite};
 use crate::pipeline::{Features, Pass};
 use anyhow::{Context, Result};
+use arrow::datatypes::FieldRef;
 use kapprox_core::dense;
-use kapprox_io::{Chunk, Dataset, NanPolicy, PredictionFileOptions, PredictionWriter, ReadOptions};
+use kapprox_io::{Chunk, ColumnSelection, Compression, Dataset, NanPolicy, PredictionFileOptions, PredictionWriter};
 use kapprox_solve::{
     Classes, ClassificationAccumulator, ClassificationMetrics, RegressionAccumulator, RegressionMetrics,
 };
 use ndarray::{Array1, Array2, Axis};
 use serde::Serialize;
 use std::path::Path;
+use std::sync::Arc;
 
 /// Scores `(n, k)` of a chunk's features.
 pub fn scores(model: &Model, z: &Features) -> Array2<f64> {
@@ -54,31 +56,24 @@ fn classes_of(model: &Model) -> Result<Option<Classes>> {
     }
 }
 
-/// A pass of `ds` through `model`; `sink` gets each chunk with its scores.
+/// A pass of `ds` through `model`, reading the model's input columns by
+/// name (and `keep`); `sink` gets each chunk with its scores.
+#[allow(clippy::too_many_arguments)]
 fn model_pass(
     model: &Model,
     ds: &Dataset,
     with_label: bool,
     chunk_rows: usize,
-    nan: NanPolicy,
+    nan: Option<NanPolicy>,
+    keep: &[String],
     label: &str,
     observer: &dyn Observer,
     sink: &mut dyn FnMut(&Chunk, Array2<f64>) -> Result<()>,
 ) -> Result<crate::pipeline::PassReport> {
-    for c in &model.doc.feature_columns {
-        if !ds.columns().iter().any(|have| have == c) {
-            anyhow::bail!(
-                "{}: column {c:?} that the model needs is missing (the model was trained on {} columns)",
-                ds.path().display(),
-                model.doc.feature_columns.len()
-            );
-        }
-    }
+    let inputs = model.inputs();
+    inputs.check_dataset(ds)?;
     let label_col = if with_label { model.doc.label_column.clone() } else { None };
-    let read = ReadOptions::new(model.doc.feature_columns.clone())
-        .with_label(label_col)
-        .with_chunk_rows(chunk_rows)
-        .with_nan_policy(nan);
+    let read = inputs.read_options(label_col, nan)?.with_chunk_rows(chunk_rows).with_keep(keep.to_vec());
     let pass = Pass { dataset: ds, read, scaler: &model.doc.scaler, maps: vec![model.map.as_ref()], label, observer };
     pass.run(&mut |chunk, _, z| sink(chunk, scores(model, z)))
 }
@@ -88,15 +83,34 @@ fn model_pass(
 pub struct PredictReport {
     /// Rows predicted.
     pub rows: u64,
-    /// Rows dropped under `--nan skip`.
+    /// Rows dropped under `--nan skip` (or for a missing label under `--nan impute`).
     pub skipped: u64,
+    /// Missing values imputed with the model's training means or "other".
+    pub imputed: u64,
+    /// Per categorical column: values outside the model's vocabulary
+    /// (unseen or rare in training, or imputed nulls), predicted as "other".
+    pub other: Vec<(String, u64)>,
     /// Prediction files written.
     pub files: usize,
     /// Seconds.
     pub seconds: f64,
 }
 
-/// Writes predictions of `model` for `data` into `out_dir`.
+/// What prediction files hold besides the predictions.
+#[derive(Clone, Debug, Default)]
+pub struct PredictOutput {
+    /// Input columns copied unchanged into each prediction row (`--keep`),
+    /// e.g. an identifier to join on. None by default.
+    pub keep: Vec<String>,
+    /// Compression of the written files (default [`kapprox_io::DEFAULT_COMPRESSION`]).
+    pub compression: Compression,
+}
+
+/// Writes predictions of `model` for `data` into `out_dir`, one file per
+/// input shard under the shard's path relative to the input (Hive
+/// directories are kept). Missing values: `nan`, or when `None` the
+/// model's policy (impute if it was fitted with `--nan impute`, else
+/// refuse).
 ///
 /// On error nothing is left behind: the files written so far are removed,
 /// and so is `out_dir` if this call created it.
@@ -105,14 +119,27 @@ pub fn predict_to_dir(
     data: &Path,
     out_dir: &Path,
     chunk_rows: usize,
-    nan: NanPolicy,
+    nan: Option<NanPolicy>,
+    observer: &dyn Observer,
+) -> Result<PredictReport> {
+    predict_to_dir_with(model, data, out_dir, chunk_rows, nan, &PredictOutput::default(), observer)
+}
+
+/// [`predict_to_dir`] with kept columns and a compression.
+pub fn predict_to_dir_with(
+    model: &Model,
+    data: &Path,
+    out_dir: &Path,
+    chunk_rows: usize,
+    nan: Option<NanPolicy>,
+    output: &PredictOutput,
     observer: &dyn Observer,
 ) -> Result<PredictReport> {
     let ds = Dataset::open(data)?;
     let classes = classes_of(model)?;
     let existed = out_dir.exists();
     prepare_output_dir(out_dir)?;
-    let result = predict_into(model, &ds, classes.as_ref(), out_dir, chunk_rows, nan, observer);
+    let result = predict_into(model, &ds, classes.as_ref(), out_dir, chunk_rows, nan, output, observer);
     if result.is_err() && !existed {
         // Only succeeds when empty: files of an earlier run stay.
         let _ = std::fs::remove_dir(out_dir);
@@ -120,33 +147,75 @@ pub fn predict_to_dir(
     result
 }
 
+#[allow(clippy::too_many_arguments)]
 fn predict_into(
     model: &Model,
     ds: &Dataset,
     classes: Option<&Classes>,
     out_dir: &Path,
     chunk_rows: usize,
-    nan: NanPolicy,
+    nan: Option<NanPolicy>,
+    output: &PredictOutput,
     observer: &dyn Observer,
 ) -> Result<PredictReport> {
     let has_label = model.doc.label_column.as_ref().is_some_and(|l| ds.columns().iter().any(|c| c == l));
-    let mut opts = PredictionFileOptions::new().with_target(has_label);
+    let keep = kept_columns(ds, &output.keep)?;
+    let mut opts = PredictionFileOptions::new()
+        .with_target(has_label)
+        .with_compression(output.compression)
+        .with_keep(keep.iter().cloned());
     if let Some(c) = classes {
         opts = opts.with_classes(c.values().iter().map(|v| format!("{v}")));
     }
     let mut files = PerShard::new(|w: PredictionWriter| Ok(w.finish()?));
-    let report = model_pass(model, ds, has_label, chunk_rows, nan, "predict", observer, &mut |chunk, s| {
+    let names: Vec<String> = keep.iter().map(|f| f.name().clone()).collect();
+    let report = model_pass(model, ds, has_label, chunk_rows, nan, &names, "predict", observer, &mut |chunk, s| {
         refuse_non_finite(ds, chunk, s.view(), "prediction", || non_finite_cause(model))?;
         let pred = decide(model, classes, &s)?;
         let w = files.writer(chunk.shard, || {
-            Ok(PredictionWriter::create(output_path(ds, chunk.shard, out_dir), opts.clone())?)
+            Ok(PredictionWriter::create(output_path(ds, chunk.shard, out_dir)?, opts.clone())?)
         })?;
         let score_view = classes.map(|_| s.view());
-        w.write(&chunk.row_ids, pred.view(), chunk.y.as_ref().map(|y| y.view()), score_view)?;
+        w.write_with_kept(&chunk.row_ids, pred.view(), chunk.y.as_ref().map(|y| y.view()), score_view, &chunk.keep)?;
         Ok(())
     })?;
     files.close()?;
-    Ok(PredictReport { rows: report.rows, skipped: report.skipped, files: files.files(), seconds: report.seconds })
+    Ok(PredictReport {
+        rows: report.rows,
+        skipped: report.skipped,
+        imputed: report.imputed,
+        other: other_counts(model, &report.other),
+        files: files.files(),
+        seconds: report.seconds,
+    })
+}
+
+/// The fields of the `--keep` columns of `ds` (names or globs), in
+/// dataset order.
+///
+/// # Errors
+/// A pattern that matches no column.
+pub fn kept_columns(ds: &Dataset, patterns: &[String]) -> Result<Vec<FieldRef>> {
+    if patterns.is_empty() {
+        return Ok(Vec::new());
+    }
+    // Every column excluded: kept columns are collected before the input
+    // type checks, so any type may be kept.
+    let sel = ColumnSelection::new().with_exclude(["*"]).with_keep(patterns.to_vec());
+    let names = ds.select_columns(&sel)?.keep;
+    if let Some(key) = names.iter().find(|n| ds.partition_columns().contains(n)) {
+        anyhow::bail!(
+            "--keep {key}: a Hive partition key; the outputs keep the input's partition directories ({key}=...), \
+             which readers turn back into the column"
+        );
+    }
+    let schema = ds.schema();
+    names.iter().map(|n| Ok(Arc::new(schema.field_with_name(n)?.clone()))).collect()
+}
+
+/// Values sent to "other" per categorical column of `model`.
+fn other_counts(model: &Model, other: &[u64]) -> Vec<(String, u64)> {
+    model.inputs().vocabularies.iter().map(|v| v.column.clone()).zip(other.iter().copied()).collect()
 }
 
 /// Why a model's output is not finite: a parameter of the model, else the
@@ -176,7 +245,7 @@ pub fn evaluate(
     model: &Model,
     data: &Path,
     chunk_rows: usize,
-    nan: NanPolicy,
+    nan: Option<NanPolicy>,
     observer: &dyn Observer,
 ) -> Result<EvalMetrics> {
     let ds = Dataset::open(data)?;
@@ -188,7 +257,7 @@ pub fn evaluate(
     match classes {
         Some(classes) => {
             let mut acc = ClassificationAccumulator::new(&classes);
-            model_pass(model, &ds, true, chunk_rows, nan, "eval", observer, &mut |chunk, s| {
+            model_pass(model, &ds, true, chunk_rows, nan, &[], "eval", observer, &mut |chunk, s| {
                 let pred = classes.decode_argmax(s.view())?;
                 acc.update(chunk.y.as_ref().expect("label requested").view(), pred.view())?;
                 Ok(())
@@ -197,7 +266,7 @@ pub fn evaluate(
         }
         None => {
             let mut acc = RegressionAccumulator::new(1);
-            model_pass(model, &ds, true, chunk_rows, nan, "eval", observer, &mut |chunk, s| {
+            model_pass(model, &ds, true, chunk_rows, nan, &[], "eval", observer, &mut |chunk, s| {
                 let y = chunk.y.as_ref().expect("label requested").view().insert_axis(Axis(1));
                 acc.update(y, s.view())?;
                 Ok(())

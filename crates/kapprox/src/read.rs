@@ -1,6 +1,7 @@
 //! How the commands read a dataset: which column is the label, rows per
 //! chunk, and what to do with NaN or infinite values.
 
+use crate::inputs::ColumnFlags;
 use anyhow::Result;
 use kapprox_io::{Dataset, LabelSpec, NanPolicy, ReadOptions};
 use serde::{Deserialize, Serialize};
@@ -11,10 +12,12 @@ use serde::{Deserialize, Serialize};
 /// |---|---|---|---|
 /// | `label` | [`LabelSpec::Hint`] (the label recorded by convert) | label column | a name, the last column, the hint, or none |
 /// | `chunk_rows` | [`kapprox_io::DEFAULT_CHUNK_ROWS`] | rows per chunk: bounds memory, never changes a result | ≥ 1 |
-/// | `nan` | [`NanPolicy::Refuse`] | rows with NaN or ±Inf: refuse or skip | |
+/// | `nan` | [`NanPolicy::Refuse`] | missing values (null, NaN, ±Inf): refuse, skip the row, or impute | |
+/// | `select` | [`ColumnFlags::default`] (every column but the label) | input columns, categorical columns | |
 ///
 /// Stored in part files as `label` (`{"name": "y"}`, `"last"`, `"auto"`,
-/// `"none"`), `chunk_rows` and `nan`, beside the fit's other settings.
+/// `"none"`), `chunk_rows`, `nan` and the fields of [`ColumnFlags`],
+/// beside the fit's other settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ReadConfig {
     /// Label column choice.
@@ -24,11 +27,19 @@ pub struct ReadConfig {
     pub chunk_rows: usize,
     /// NaN policy.
     pub nan: NanPolicy,
+    /// Input and categorical columns.
+    #[serde(flatten)]
+    pub select: ColumnFlags,
 }
 
 impl Default for ReadConfig {
     fn default() -> Self {
-        ReadConfig { label: LabelSpec::Hint, chunk_rows: kapprox_io::DEFAULT_CHUNK_ROWS, nan: NanPolicy::default() }
+        ReadConfig {
+            label: LabelSpec::Hint,
+            chunk_rows: kapprox_io::DEFAULT_CHUNK_ROWS,
+            nan: NanPolicy::default(),
+            select: ColumnFlags::default(),
+        }
     }
 }
 

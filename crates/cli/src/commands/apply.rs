@@ -4,10 +4,10 @@ use super::output::{self, load_model};
 use super::print_json;
 use crate::args::{EvalArgs, FeaturizeArgs, PredictArgs};
 use crate::bars::Bars;
-use crate::validate::{featurize_config, nan_policy};
+use crate::validate::{compression, featurize_config, nan_policy};
 use anyhow::Result;
 use kapprox::featurize::{FeaturizeConfig, FeaturizeReport};
-use kapprox::predict::{EvalMetrics, evaluate, predict_to_dir};
+use kapprox::predict::{EvalMetrics, PredictOutput, evaluate, predict_to_dir_with};
 
 /// `kapprox featurize` (under `mpirun`, each rank writes its own shards).
 pub(crate) fn featurize(a: &FeaturizeArgs, bars: &Bars) -> Result<()> {
@@ -83,17 +83,34 @@ fn featurize_mpi(_: &FeaturizeArgs, _: &Bars) -> Result<()> {
 pub(crate) fn predict(a: &PredictArgs, bars: &Bars) -> Result<()> {
     let staged = output::directory(&a.out, a.output.overwrite, [&a.data, &a.model])?;
     let model = load_model(&a.model)?;
-    let r = predict_to_dir(&model, &a.data, staged.path(), a.chunk_rows, nan_policy(a.nan), bars)?;
+    let files = PredictOutput { keep: a.written.keep.clone(), compression: compression(&a.written.compression)? };
+    let r = predict_to_dir_with(&model, &a.data, staged.path(), a.chunk_rows, a.nan.map(nan_policy), &files, bars)?;
     staged.commit()?;
     let out = &a.out;
     eprintln!("wrote {} predictions into {} file(s) under {} in {:.2} s", r.rows, r.files, out.display(), r.seconds);
+    print_missing(r.skipped, r.imputed, &r.other);
     Ok(())
+}
+
+/// What happened to missing values and categories outside the vocabulary.
+pub(crate) fn print_missing(skipped: u64, imputed: u64, other: &[(String, u64)]) {
+    if skipped > 0 {
+        eprintln!("skipped {skipped} row(s) with missing values");
+    }
+    if imputed > 0 {
+        eprintln!("imputed {imputed} missing value(s)");
+    }
+    for (column, n) in other {
+        if *n > 0 {
+            eprintln!("{n} value(s) of {column:?} outside the model's vocabulary: encoded as \"other\"");
+        }
+    }
 }
 
 /// `kapprox eval`.
 pub(crate) fn eval(a: &EvalArgs, bars: &Bars) -> Result<()> {
     let model = load_model(&a.model)?;
-    let m = evaluate(&model, &a.data, a.chunk_rows, nan_policy(a.nan), bars)?;
+    let m = evaluate(&model, &a.data, a.chunk_rows, a.nan.map(nan_policy), bars)?;
     if a.json {
         print_json(&m)?;
     } else {

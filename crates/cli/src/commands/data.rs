@@ -3,7 +3,7 @@
 use super::print_json;
 use crate::args::{ConvertArgs, FormatArg, GenerateArgs, SplitArgs};
 use crate::bars::Bars;
-use crate::validate::{nan_policy, split_config};
+use crate::validate::{convert_nan_policy, split_config};
 use anyhow::{Result, bail};
 use kapprox::generate::GenerateConfig;
 use kapprox::io::{ConvertOptions, Delimiter, InputFormat, LabelSpec};
@@ -32,7 +32,7 @@ pub(crate) fn convert(a: &ConvertArgs, bars: &Bars) -> Result<()> {
         .with_labels_path(a.labels.clone())
         .with_n_features(a.n_features)
         .with_rows_per_shard(a.rows_per_shard as u64)
-        .with_nan_policy(nan_policy(a.nan))
+        .with_nan_policy(convert_nan_policy(a.nan))
         .with_overwrite(a.overwrite);
     // The library stages the output and keeps it apart from the input and
     // the labels file (the same mechanism as every other output).

@@ -109,6 +109,7 @@ fn print_fit_report(r: &FitReport, out: &Path) {
             c.validation_mse.sqrt()
         );
     }
+    super::apply::print_missing(r.skipped, r.imputed, &r.other);
     eprintln!("model written to {}", out.display());
 }
 

@@ -25,6 +25,11 @@
 //!   stdout: one error line and exit 2 (or the right result), never a panic.
 //! - `experiments`: `kapprox experiment` writes its CSV and PNG and refuses
 //!   bad flags.
+//! - `columns`: tables as pipelines write them (text ids, categorical
+//!   columns, nulls, timestamps, Hive directories): column selection,
+//!   one-hot encoding, imputation, kept columns, output codecs.
+//! - `s3`: every command reads `s3://` from a local moto server as it
+//!   reads the local directory (skipped when moto cannot be installed).
 //! - `readback`: features and predictions read back through arrow (Rust)
 //!   and pyarrow (when installed) and agree with the model.
 //! - `first_hour`: featurize and kernel-error on their defaults, a map
@@ -41,6 +46,7 @@ mod macros;
 mod util;
 
 mod bad_input;
+mod columns;
 mod crash;
 mod distributed;
 mod experiments;
@@ -53,3 +59,12 @@ mod memory;
 mod numpy_predict;
 mod readback;
 mod readme;
+mod s3;
+
+// The io crate's Python finder and moto server, shared rather than copied.
+#[allow(dead_code)]
+#[path = "../../../io/tests/integration/python.rs"]
+mod python;
+#[allow(dead_code)]
+#[path = "../../../io/tests/integration/s3_server.rs"]
+mod s3_server;

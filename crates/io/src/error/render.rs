@@ -23,7 +23,8 @@ pub(super) struct StoreProblem<'a>(pub(super) &'a object_store::Error);
 impl fmt::Display for StoreProblem<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use object_store::Error as E;
-        let text = self.0.to_string();
+        // The store's text may hold a multi-line XML body: one line.
+        let text = self.0.to_string().split_whitespace().collect::<Vec<_>>().join(" ");
         match self.0 {
             E::NotFound { .. } => write!(f, "not found (check the bucket and prefix): {text}"),
             E::PermissionDenied { .. } | E::Unauthenticated { .. } => write!(

@@ -63,7 +63,7 @@
 mod chunk;
 mod decode;
 mod options;
-mod values;
+pub(crate) mod values;
 
 pub use chunk::{Chunk, RowIds};
 pub use options::{

@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
 
-/// The scripts of `tests/interop`.
+/// The scripts of `crates/io/tests/interop` (from this crate's tests and
+/// from the CLI's, which include this file).
 pub(crate) fn script(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../io/tests/interop").join(name)
 }
 
 fn venv() -> PathBuf {

@@ -44,15 +44,23 @@ impl S3 {
         Some(S3 { endpoint: field("endpoint"), key_id: field("key_id"), secret: field("secret"), child })
     }
 
-    /// Points the S3 client at the server with the given credentials.
+    /// The environment that points an S3 client at the server with the
+    /// given credentials.
+    pub(crate) fn env(&self, key_id: &str, secret: &str) -> [(&'static str, String); 5] {
+        [
+            ("AWS_ENDPOINT_URL", self.endpoint.clone()),
+            ("AWS_ALLOW_HTTP", "true".into()),
+            ("AWS_REGION", "us-east-1".into()),
+            ("AWS_ACCESS_KEY_ID", key_id.into()),
+            ("AWS_SECRET_ACCESS_KEY", secret.into()),
+        ]
+    }
+
+    /// Points this process's S3 client at the server with the given credentials.
     pub(crate) fn set_env(&self, key_id: &str, secret: &str) {
-        // SAFETY: only this test (one thread) reads or writes these variables.
-        unsafe {
-            std::env::set_var("AWS_ENDPOINT_URL", &self.endpoint);
-            std::env::set_var("AWS_ALLOW_HTTP", "true");
-            std::env::set_var("AWS_REGION", "us-east-1");
-            std::env::set_var("AWS_ACCESS_KEY_ID", key_id);
-            std::env::set_var("AWS_SECRET_ACCESS_KEY", secret);
+        for (k, v) in self.env(key_id, secret) {
+            // SAFETY: only this test (one thread) reads or writes these variables.
+            unsafe { std::env::set_var(k, v) };
         }
     }
 }

@@ -198,6 +198,7 @@ pub fn encode_state(state: &mut PassState, enc: &mut Encoder) -> Value {
             "pass": "prepare",
             "rows": s.rows,
             "stats": s.stats,
+            "counts": s.counts,
             "sample": s.sample.as_ref().map(|r| encode_reservoir(r, "prepare.sample".into(), enc)),
         }),
         PassState::Sketch(s) => json!({
@@ -222,6 +223,8 @@ pub fn encode_state(state: &mut PassState, enc: &mut Encoder) -> Value {
                 "pass": "fit",
                 "rows": s.rows,
                 "skipped": s.skipped,
+                "imputed": s.imputed,
+                "other": s.other,
                 "candidates": candidates,
                 "samples": s.samples.as_ref().map(|ss| ss.iter().enumerate().map(|(p, r)| encode_reservoir(r, format!("fit.sample.p{p}"), enc)).collect::<Vec<_>>()),
             })
@@ -238,7 +241,11 @@ pub fn decode_state(v: &Value, dec: &mut Decoder) -> Result<PassState> {
                 Value::Null => None,
                 r => Some(decode_reservoir(r, dec)?),
             };
-            PassState::Prepare(PrepareState { stats: from(v, "stats")?, sample, rows })
+            let counts = match v.get("counts") {
+                Some(c) => serde_json::from_value(c.clone()).context("field \"counts\"")?,
+                None => Vec::new(),
+            };
+            PassState::Prepare(PrepareState { stats: from(v, "stats")?, counts, sample, rows })
         }
         Some("sketch") => {
             let refs = field(v, "accs")?.as_array().context("field \"accs\" is not a list")?;
@@ -262,7 +269,12 @@ pub fn decode_state(v: &Value, dec: &mut Decoder) -> Result<PassState> {
                 Value::Array(a) => Some(a.iter().map(|r| decode_reservoir(r, dec)).collect::<Result<Vec<_>>>()?),
                 _ => bail!("field \"samples\" is not a list"),
             };
-            PassState::Fit(FitState { parts, sketches, samples, rows, skipped: u64_of(v, "skipped")? })
+            let imputed = v.get("imputed").and_then(Value::as_u64).unwrap_or(0);
+            let other = match v.get("other") {
+                Some(o) => serde_json::from_value(o.clone()).context("field \"other\"")?,
+                None => Vec::new(),
+            };
+            PassState::Fit(FitState { parts, sketches, samples, rows, skipped: u64_of(v, "skipped")?, imputed, other })
         }
         other => bail!("unknown pass state {other:?}"),
     })
@@ -290,6 +302,7 @@ pub fn encode_progress(p: &Progress, enc: &mut Encoder) -> Value {
     let prepared = p.prepared.as_ref().map(|pr| {
         json!({
             "features": pr.features,
+            "inputs": pr.inputs,
             "label": pr.label,
             "scaler": pr.scaler,
             "median": pr.median,
@@ -312,6 +325,7 @@ pub fn decode_progress(v: &Value, dec: &mut Decoder) -> Result<Progress> {
         Value::Null => None,
         pr => Some(Prepared {
             features: from(pr, "features")?,
+            inputs: from(pr, "inputs")?,
             label: from(pr, "label")?,
             scaler: from(pr, "scaler")?,
             median: from(pr, "median")?,

@@ -78,9 +78,16 @@ pub fn fit_exact(cfg: &FitConfig, observer: &dyn Observer) -> Result<(Model, Fit
             max_rows
         );
     }
-    let (features, label) = ds.resolve_columns(&cfg.read.label)?;
-    let label =
-        label.with_context(|| format!("{}: a label column is needed to fit (use --label)", cfg.train.display()))?;
+    cfg.read.select.refuse_categorical("--map exact")?;
+    if cfg.read.nan == kapprox_io::NanPolicy::Impute {
+        bail!("--nan impute: exact kernel ridge holds the rows as read; use --nan skip, or an approximate map");
+    }
+    let columns = cfg.read.select.select(&ds, &cfg.read.label, true)?;
+    let features = columns.numeric.clone();
+    let label = columns
+        .label
+        .clone()
+        .with_context(|| format!("{}: a label column is needed to fit (use --label)", cfg.train.display()))?;
     let (ids, mut x, y) = load_all(cfg, &ds, &features, &label, observer)?;
     let stats = match ds.stored_stats().and_then(|s| s.select(&features, ds.path()).ok()) {
         Some(s) => s,
@@ -184,6 +191,8 @@ pub fn fit_exact(cfg: &FitConfig, observer: &dyn Observer) -> Result<(Model, Fit
         method: "exact".into(),
         rows: ids.len() as u64,
         skipped: 0,
+        imputed: 0,
+        other: Vec::new(),
         validation_rows: va.len() as f64,
         passes: crate::pipeline::passes_made() - passes_before,
         median_distance: median,
@@ -206,6 +215,7 @@ pub fn fit_exact(cfg: &FitConfig, observer: &dyn Observer) -> Result<(Model, Fit
         version: MODEL_VERSION,
         task: cfg.task,
         feature_columns: features,
+        inputs: Some(crate::inputs::Inputs { columns, ..Default::default() }),
         label_column: Some(label),
         scaler,
         map: map.spec(),

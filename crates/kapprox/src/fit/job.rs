@@ -30,7 +30,7 @@ use crate::model::{MODEL_FORMAT, MODEL_VERSION, Model, ModelDoc, Task};
 use crate::observer::Observer;
 use anyhow::{Result, bail};
 use kapprox_features::FeatureMap;
-use kapprox_io::{ColumnStats, Dataset, ReadOptions};
+use kapprox_io::{ColumnStats, Dataset, NanPolicy, ReadOptions};
 use kapprox_sketch::PowerIteration;
 use ndarray::Array2;
 use std::time::Instant;
@@ -208,7 +208,7 @@ impl FitJob {
     }
 
     fn n_input(&self) -> usize {
-        self.base.features.len()
+        self.prepared().features.len()
     }
 
     fn prepared(&self) -> &Prepared {
@@ -224,8 +224,23 @@ impl FitJob {
         Ok(self.dataset.as_ref().expect("just opened"))
     }
 
+    /// The reading options of the next pass: the prepare pass counts the
+    /// categorical values and, under `--nan impute`, keeps missing values
+    /// (left out of the statistics); later passes encode the categories and
+    /// impute with what it learned.
     fn read(&self, shards: &[usize]) -> ReadOptions {
-        read_options(&self.cfg, &self.base.features, &self.base.label, shards)
+        let read = read_options(&self.cfg, &self.base.features, &self.base.label, shards);
+        match (self.next_pass(), self.progress.prepared.as_ref()) {
+            (PassKind::Prepare, _) => {
+                let nan = match self.cfg.read.nan {
+                    NanPolicy::Impute => NanPolicy::Keep,
+                    policy => policy,
+                };
+                read.with_categorical(self.base.categorical.clone()).with_nan_policy(nan)
+            }
+            (_, Some(prepared)) => prepared.inputs.encode(read),
+            (_, None) => read,
+        }
     }
 
     /// Makes what the next pass needs from what is established: the scaler
@@ -235,9 +250,7 @@ impl FitJob {
         let next = self.next_pass();
         if next != PassKind::Prepare && self.progress.prepared.is_none() {
             let stats = self.base.stored_stats.clone().expect("a prepare pass computes missing statistics");
-            let b = &self.base;
-            self.progress.prepared =
-                Some(finish_prepare(&self.cfg, b.features.clone(), b.label.clone(), &stats, None)?);
+            self.progress.prepared = Some(finish_prepare(&self.cfg, &self.base, &stats, &[], None)?);
         }
         if next == PassKind::Fit {
             let t = Instant::now();
@@ -294,7 +307,7 @@ impl FitJob {
                 let bases: Vec<Box<dyn FeatureMap>> = prepared
                     .sigmas
                     .iter()
-                    .map(|&s| cfg.method.tefm_base(s, self.base.features.len(), cfg.seed, prepared.landmarks.as_ref()))
+                    .map(|&s| cfg.method.tefm_base(s, prepared.features.len(), cfg.seed, prepared.landmarks.as_ref()))
                     .collect::<Result<_>>()?;
                 let input = match (index, &self.progress.qs) {
                     (0, _) => {
@@ -329,8 +342,7 @@ impl FitJob {
                     (None, Some(s)) => s,
                     (None, None) => bail!("the prepare pass state holds no column statistics"),
                 };
-                let b = &self.base;
-                let prepared = finish_prepare(&self.cfg, b.features.clone(), b.label.clone(), &stats, st.sample)?;
+                let prepared = finish_prepare(&self.cfg, &self.base, &stats, &st.counts, st.sample)?;
                 self.progress.prepared = Some(prepared);
                 self.timings.prepare += t.elapsed().as_secs_f64();
             }
@@ -369,7 +381,8 @@ impl FitJob {
 
     fn finish(&mut self, state: FitState) -> Result<(Model, FitReport)> {
         let t = Instant::now();
-        let (rows, skipped) = (state.rows, state.skipped);
+        let (rows, skipped, imputed) = (state.rows, state.skipped, state.imputed);
+        let other = state.other.clone();
         let maps = self.progress.maps.take().expect("maps built before the fit pass");
         let prepared = self.progress.prepared.take().expect("prepared before the fit pass");
         let sel = select(&self.cfg, &self.cfg.method, &prepared.sigmas, state, maps)?;
@@ -382,6 +395,8 @@ impl FitJob {
             method: cfg.method.name().to_string(),
             rows,
             skipped,
+            imputed,
+            other: prepared.inputs.vocabularies.iter().map(|v| v.column.clone()).zip(other).collect(),
             validation_rows: sel.held_out_rows,
             passes: self.plan.len() as u64,
             median_distance: prepared.median,
@@ -397,6 +412,7 @@ impl FitJob {
             version: MODEL_VERSION,
             task: cfg.task,
             feature_columns: prepared.features,
+            inputs: Some(prepared.inputs),
             label_column: Some(prepared.label),
             scaler: prepared.scaler,
             map: sel.map.spec(),

@@ -21,7 +21,7 @@ use crate::pipeline::{Features, Pass, PassReport};
 use anyhow::{Context, Result};
 use kapprox_core::{Domain, rng};
 use kapprox_features::FeatureMap;
-use kapprox_io::{ColumnStats, Dataset, ReadOptions, Scaler};
+use kapprox_io::{CategoryCounts, ColumnStats, Dataset, ReadOptions, Scaler};
 use kapprox_sketch::{ProductAccumulator, RangeSketch, Reservoir, Sketch, SketchKind};
 use ndarray::{Array2, Axis, concatenate};
 
@@ -45,7 +45,12 @@ pub fn read_options(cfg: &FitConfig, features: &[String], label: &str, shards: &
 pub struct PrepareState {
     /// Column statistics, when the footers hold none.
     pub stats: Option<ColumnStats>,
-    /// Unscaled sampled rows, when a sample is needed.
+    /// Value counts of the categorical columns (empty when there is none).
+    #[serde(default)]
+    pub counts: Vec<CategoryCounts>,
+    /// Unscaled sampled rows, when a sample is needed: the numeric values
+    /// (missing ones as NaN under `--nan impute`), then one
+    /// [`kapprox_io::value_code`] per categorical column.
     pub sample: Option<Reservoir>,
     /// What the pass read.
     pub rows: u64,
@@ -57,6 +62,16 @@ impl PrepareState {
         if let (Some(a), Some(b)) = (self.stats.as_mut(), other.stats.as_ref()) {
             a.merge(b);
         }
+        if self.counts.len() != other.counts.len() {
+            anyhow::bail!(
+                "states counting {} and {} categorical columns cannot be merged",
+                self.counts.len(),
+                other.counts.len()
+            );
+        }
+        for (a, b) in self.counts.iter_mut().zip(&other.counts) {
+            a.merge(b)?;
+        }
         if let (Some(a), Some(b)) = (self.sample.as_mut(), other.sample.as_ref()) {
             a.merge(b)?;
         }
@@ -65,7 +80,9 @@ impl PrepareState {
     }
 }
 
-/// Runs the prepare pass over `shards`.
+/// Runs the prepare pass over `shards`: statistics of `read.columns` (if
+/// `need_stats`), counts of `read.categorical`, and a sample of
+/// `sample_rows` rows.
 pub fn prepare_pass(
     ds: &Dataset,
     read: ReadOptions,
@@ -74,22 +91,87 @@ pub fn prepare_pass(
     seed: u64,
     observer: &dyn Observer,
 ) -> Result<(PrepareState, PassReport)> {
-    let d = read.columns.len();
-    let mut stats = need_stats.then(|| ColumnStats::new(read.columns.clone()));
-    let mut sample = (sample_rows > 0).then(|| Reservoir::new(sample_rows, d, seed));
+    let (d, n_cat) = (read.columns.len(), read.categorical.len());
+    let mut stats = need_stats.then(|| BlockedStats::new(ColumnStats::new(read.columns.clone())));
+    let mut counts: Vec<CategoryCounts> = read.categorical.iter().map(CategoryCounts::new).collect();
+    let mut sample = (sample_rows > 0).then(|| Reservoir::new(sample_rows, d + n_cat, seed));
+    // The sample needs each row's categories: read them as kept columns.
+    let read = if sample.is_some() && n_cat > 0 { read.clone().with_keep(read.categorical.clone()) } else { read };
     let label = if need_stats { "statistics" } else { "sample" };
     let identity = Scaler::None;
     let report =
         Pass { dataset: ds, read, scaler: &identity, maps: vec![], label, observer }.run_chunks(&mut |chunk| {
             if let Some(s) = stats.as_mut() {
-                s.update(chunk.x.view());
+                s.update(chunk.shard, ds.shards()[chunk.shard].first_row, &chunk.row_ids, chunk.x.view());
+            }
+            for (a, b) in counts.iter_mut().zip(&chunk.category_counts) {
+                a.merge(b)?;
             }
             if let Some(r) = sample.as_mut() {
-                r.update_ids(chunk.x.view(), &chunk.row_ids.to_vec())?;
+                let ids = chunk.row_ids.to_vec();
+                if n_cat == 0 {
+                    r.update_ids(chunk.x.view(), &ids)?;
+                } else {
+                    let mut rows = Array2::zeros((chunk.n_rows(), d + n_cat));
+                    rows.slice_mut(ndarray::s![.., ..d]).assign(&chunk.x);
+                    for (c, values) in chunk.keep.iter().enumerate() {
+                        let codes = kapprox_io::value_codes(values)?;
+                        rows.column_mut(d + c).assign(&ndarray::ArrayView1::from(&codes));
+                    }
+                    r.update_ids(rows.view(), &ids)?;
+                }
             }
             Ok(())
         })?;
-    Ok((PrepareState { stats, sample, rows: report.rows }, report))
+    let stats = stats.map(BlockedStats::finish);
+    Ok((PrepareState { stats, counts, sample, rows: report.rows }, report))
+}
+
+/// Rows per block of [`BlockedStats`].
+const STATS_BLOCK_ROWS: u64 = 1024;
+
+/// Column statistics fed in fixed blocks of each shard's rows (rows
+/// `k·STATS_BLOCK_ROWS ..` of the shard, minus skipped ones), whatever the
+/// chunks they arrive in: [`ColumnStats::update`] rounds per block, so
+/// blocks that followed the chunks would make the statistics, and so the
+/// model, depend on `--chunk-rows`.
+struct BlockedStats {
+    stats: ColumnStats,
+    block: Option<(usize, u64)>,
+    rows: Vec<f64>,
+}
+
+impl BlockedStats {
+    fn new(stats: ColumnStats) -> Self {
+        BlockedStats { stats, block: None, rows: Vec::new() }
+    }
+
+    /// Adds rows `x` with global ids `ids` of shard `shard` (whose first
+    /// row has id `first_row`).
+    fn update(&mut self, shard: usize, first_row: u64, ids: &kapprox_io::RowIds, x: ndarray::ArrayView2<'_, f64>) {
+        for (i, id) in ids.iter().enumerate() {
+            let block = Some((shard, (id - first_row) / STATS_BLOCK_ROWS));
+            if block != self.block {
+                self.flush();
+                self.block = block;
+            }
+            self.rows.extend(x.row(i).iter());
+        }
+    }
+
+    fn flush(&mut self) {
+        let d = self.stats.n_columns();
+        if d > 0 && !self.rows.is_empty() {
+            let view = ndarray::ArrayView2::from_shape((self.rows.len() / d, d), &self.rows).expect("whole rows");
+            self.stats.update(view);
+        }
+        self.rows.clear();
+    }
+
+    fn finish(mut self) -> ColumnStats {
+        self.flush();
+        self.stats
+    }
 }
 
 /// One candidate's accumulator during a sketch pass.
@@ -206,8 +288,12 @@ pub struct FitState {
     pub samples: Option<Vec<Reservoir>>,
     /// Rows seen and skipped.
     pub rows: u64,
-    /// Rows dropped under `--nan skip`.
+    /// Rows dropped under `--nan skip` (or for a missing label under `--nan impute`).
     pub skipped: u64,
+    /// Missing values imputed (`--nan impute`).
+    pub imputed: u64,
+    /// Per categorical column: values read as "other".
+    pub other: Vec<u64>,
 }
 
 impl FitState {
@@ -230,6 +316,13 @@ impl FitState {
         }
         self.rows += other.rows;
         self.skipped += other.skipped;
+        self.imputed += other.imputed;
+        if self.other.len() < other.other.len() {
+            self.other.resize(other.other.len(), 0);
+        }
+        for (a, b) in self.other.iter_mut().zip(&other.other) {
+            *a += b;
+        }
         Ok(())
     }
 
@@ -285,7 +378,7 @@ pub fn fit_pass(
 ) -> Result<(FitState, PassReport)> {
     let split = cfg.split;
     let n_parts = split.n_parts();
-    let d_in = read.columns.len();
+    let d_in = read.n_x_columns();
     let mut sketches: Vec<Option<Sketch>> = maps
         .iter()
         .map(|m| tefm_sketch.map(|(kind, l)| Sketch::new(kind, m.n_output(), l, cfg.seed)).transpose())
@@ -302,6 +395,8 @@ pub fn fit_pass(
         }),
         rows: 0,
         skipped: 0,
+        imputed: 0,
+        other: Vec::new(),
     };
     let map_refs: Vec<&dyn FeatureMap> = maps.iter().map(|m| m.as_ref()).collect();
     let mut rows_of: Vec<Vec<usize>> = vec![Vec::new(); n_parts];
@@ -349,6 +444,8 @@ pub fn fit_pass(
         })?;
     state.rows = report.rows;
     state.skipped = report.skipped;
+    state.imputed = report.imputed;
+    state.other = report.other.clone();
     state.sketches = sketches.into_iter().map(|s| s.map(RangeSketch::finish)).collect();
     state.flush();
     Ok((state, report))

@@ -35,7 +35,8 @@ impl std::fmt::Display for PassKind {
 /// One shard as the footers describe it: file name and row count.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ShardFingerprint {
-    /// File name (without directory).
+    /// Path relative to the dataset root (file names repeat across Hive
+    /// partition directories).
     pub name: String,
     /// Rows in the file.
     pub rows: u64,
@@ -45,8 +46,12 @@ pub struct ShardFingerprint {
 /// needs besides the configuration, so a reduce needs no access to the data.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct JobBase {
-    /// Feature columns, in the order the maps see them.
+    /// Numeric input columns, in the order the maps see them.
     pub features: Vec<String>,
+    /// Categorical input columns; their indicators follow the numeric
+    /// columns once the prepare pass has learned their vocabularies.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub categorical: Vec<String>,
     /// Label column.
     pub label: String,
     /// Column statistics stored in the footers by `convert`, if any.
@@ -59,13 +64,20 @@ impl JobBase {
     /// Reads the footers of `cfg.train`.
     pub fn open(cfg: &FitConfig) -> Result<(JobBase, Dataset)> {
         let ds = Dataset::open(&cfg.train)?;
-        let (features, label) = ds.resolve_columns(&cfg.read.label)?;
-        let label =
-            label.with_context(|| format!("{}: a label column is needed to fit (use --label)", cfg.train.display()))?;
-        let features: Vec<String> = features.into_iter().filter(|c| c != kapprox_io::writer::ROW_ID_COLUMN).collect();
-        let stored_stats = ds.stored_stats().and_then(|s| s.select(&features, ds.path()).ok());
+        let columns = cfg.read.select.select(&ds, &cfg.read.label, true)?;
+        let label = columns
+            .label
+            .clone()
+            .with_context(|| format!("{}: a label column is needed to fit (use --label)", cfg.train.display()))?;
+        let features = columns.numeric.clone();
+        // With categorical columns the prepare pass computes every
+        // statistic, so numeric and indicator statistics count the same rows.
+        let stored_stats = match columns.categorical.is_empty() {
+            true => ds.stored_stats().and_then(|s| s.select(&features, ds.path()).ok()),
+            false => None,
+        };
         let shards = fingerprint(&ds);
-        Ok((JobBase { features, label, stored_stats, shards }, ds))
+        Ok((JobBase { features, categorical: columns.categorical, label, stored_stats, shards }, ds))
     }
 
     /// Global row id of the first row of `shard`.
@@ -108,10 +120,7 @@ impl JobBase {
 fn fingerprint(ds: &Dataset) -> Vec<ShardFingerprint> {
     ds.shards()
         .iter()
-        .map(|s| ShardFingerprint {
-            name: s.path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
-            rows: s.n_rows,
-        })
+        .map(|s| ShardFingerprint { name: s.relative_path.to_string_lossy().into_owned(), rows: s.n_rows })
         .collect()
 }
 
@@ -120,11 +129,12 @@ pub fn sample_rows(cfg: &FitConfig) -> usize {
     cfg.method.sample_rows().max(if cfg.needs_median() { SIGMA_SAMPLE_ROWS } else { 0 })
 }
 
-/// The passes of a fit: prepare when the footers hold no statistics or a
-/// sample is needed, then TEFM's sketch passes, then the fit pass.
+/// The passes of a fit: prepare when the footers hold no statistics, a
+/// sample is needed or categorical values must be counted, then TEFM's
+/// sketch passes, then the fit pass.
 pub fn plan(cfg: &FitConfig, base: &JobBase) -> Vec<PassKind> {
     let mut plan = Vec::new();
-    if base.stored_stats.is_none() || sample_rows(cfg) > 0 {
+    if base.stored_stats.is_none() || sample_rows(cfg) > 0 || !base.categorical.is_empty() {
         plan.push(PassKind::Prepare);
     }
     plan.extend((0..cfg.method.sketch_passes()).map(|index| PassKind::Sketch { index }));

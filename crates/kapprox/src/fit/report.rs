@@ -55,8 +55,15 @@ pub struct FitReport {
     pub method: String,
     /// Rows used.
     pub rows: u64,
-    /// Rows dropped under `--nan skip`.
+    /// Rows dropped under `--nan skip` (or for a missing label under `--nan impute`).
     pub skipped: u64,
+    /// Missing values replaced by training means or "other" (`--nan impute`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub imputed: u64,
+    /// Per categorical column: values of the fit pass outside the
+    /// vocabulary (rarer than `--max-categories` allows, or imputed nulls).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub other: Vec<(String, u64)>,
     /// Rows held out for selection (validation part, or all rows with folds).
     pub validation_rows: f64,
     /// Full passes over the data.
@@ -75,6 +82,10 @@ pub struct FitReport {
     pub statistics_bytes: u64,
     /// Seconds per stage.
     pub seconds: Timings,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Wall-clock seconds per stage.

@@ -53,7 +53,15 @@ fn featurize_writes_the_features_of_its_method() {
     };
     let read = ReadConfig { chunk_rows: 128, ..ReadConfig::default() };
     let save_map = Some(f.path("map.safetensors"));
-    let cfg = FeaturizeConfig { data: f.data(), out: f.path("feat"), source, read, f32: false, save_map };
+    let cfg = FeaturizeConfig {
+        data: f.data(),
+        out: f.path("feat"),
+        source,
+        read,
+        f32: false,
+        save_map,
+        output: Default::default(),
+    };
     let r = featurize(&cfg, &Silent).unwrap();
     assert_eq!((r.rows, r.files, r.n_features), (600, 3, 16));
 
@@ -107,6 +115,7 @@ fn featurize_refuses_maps_learned_from_data() {
             read: ReadConfig::default(),
             f32: false,
             save_map: None,
+            output: Default::default(),
         };
         let e = featurize(&cfg, &Silent).unwrap_err().to_string();
         assert_eq!(

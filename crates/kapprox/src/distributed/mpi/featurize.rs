@@ -5,7 +5,8 @@ use super::{FAILED, OK, World};
 use crate::distributed::codec::{Decoder, Encoder, decode_state, encode_state};
 use crate::distributed::{format_shards, part_shards};
 use crate::featurize::{
-    FeatureSource, FeaturizeConfig, FeaturizeReport, from_model, method_map, stats_and_sample, write_features,
+    FeatureSource, FeaturizeConfig, FeaturizeReport, file_options, from_model, method_inputs, method_map, model_read,
+    stats_and_sample, write_features,
 };
 use crate::fit::PassState;
 use crate::fit::passes::prepare_pass;
@@ -48,14 +49,15 @@ pub fn featurize(cfg: &FeaturizeConfig, observer: &dyn Observer) -> Result<Optio
         }
     };
     let shards: Vec<usize> = part_shards(w.rank, w.size, ds.shards().len()).collect();
-    let (features, scaler, map) = match &cfg.source {
+    let (inputs, scaler, map) = match &cfg.source {
         FeatureSource::Model(path) => {
             let m = from_model(path);
             w.agree(m.as_ref().map(|_| ()).map_err(|e| format!("{e:#}")))?;
             m?
         }
         FeatureSource::Method { method, sigma, scale, seed } => {
-            let (features, label) = resolve_optional_label(&ds, &read_cfg.label)?;
+            let inputs = method_inputs(cfg, &ds)?;
+            let (features, label) = (inputs.columns.numeric.clone(), inputs.columns.label.clone());
             let (stats, sample) = stats_and_sample(&ds, &features, *sigma, |need_stats, rows| {
                 // The prepare pass over every rank's shards, merged on rank 0.
                 let read = read_cfg
@@ -79,7 +81,7 @@ pub fn featurize(cfg: &FeaturizeConfig, observer: &dyn Observer) -> Result<Optio
                 Ok(st)
             })?;
             let (scaler, map) = method_map(method, *sigma, *scale, *seed, &stats, sample, features.len())?;
-            (features, scaler, map)
+            (inputs, scaler, map)
         }
     };
     // Rank 0 makes the directory; then every rank writes its shards.
@@ -87,11 +89,13 @@ pub fn featurize(cfg: &FeaturizeConfig, observer: &dyn Observer) -> Result<Optio
     let existed = out.exists();
     let made = if w.rank == 0 { prepare_output_dir(out).map_err(|e| format!("{e:#}")) } else { Ok(()) };
     w.agree(made)?;
-    let read = read_cfg.options(features, label.clone()).with_shards(shards.iter().copied());
     let result = if shards.is_empty() {
         Ok((0, 0))
     } else {
-        write_features(&ds, out, read, &scaler, map.as_ref(), label, cfg.f32, observer)
+        model_read(cfg, &ds, &inputs, label).and_then(|read| {
+            let read = read.with_shards(shards.iter().copied());
+            write_features(&ds, out, read, &scaler, map.as_ref(), file_options(cfg, &ds)?, observer)
+        })
     };
     let local =
         result.as_ref().map(|(rows, files)| format!("{rows} {files}").into_bytes()).map_err(|e| format!("{e:#}"));
@@ -121,7 +125,9 @@ pub fn featurize(cfg: &FeaturizeConfig, observer: &dyn Observer) -> Result<Optio
     if status != OK {
         // Nothing partial stays: every rank removes the shards it wrote.
         for &s in &shards {
-            let _ = std::fs::remove_file(output_path(&ds, s, out));
+            if let Ok(path) = output_path(&ds, s, out) {
+                let _ = std::fs::remove_file(path);
+            }
         }
         w.barrier();
         if w.rank == 0 && !existed {

@@ -1,0 +1,40 @@
+//! Flags that choose a dataset's columns and what is written with the
+//! outputs (issue 12): kept apart from the other flags so that each
+//! command flattens the groups it takes.
+
+use clap::Args;
+
+/// Which columns are inputs (`fit`, `featurize`, `kernel-error`).
+#[derive(Debug, Args, Clone, Default)]
+#[command(next_help_heading = "Columns")]
+pub(crate) struct ColumnArgs {
+    /// Input columns: names or globs (`x*`), comma-separated or repeated. Default: every column
+    /// but the label and Hive partition keys. Date/time columns are read as numbers only when
+    /// named here exactly.
+    #[arg(long, value_delimiter = ',', value_name = "COLS")]
+    pub(crate) columns: Vec<String>,
+    /// Columns to leave out of the inputs (an id, a timestamp, free text): names or globs.
+    #[arg(long, value_delimiter = ',', value_name = "COLS")]
+    pub(crate) exclude: Vec<String>,
+    /// Categorical columns, one-hot encoded with the most frequent values seen in training
+    /// (the rest and nulls go to an "other" column): names or globs. fit only.
+    #[arg(long, value_delimiter = ',', value_name = "COLS")]
+    pub(crate) categorical: Vec<String>,
+    /// Values kept per categorical column, besides "other".
+    #[arg(long, default_value_t = kapprox::io::DEFAULT_MAX_CATEGORIES, value_name = "K")]
+    pub(crate) max_categories: usize,
+}
+
+/// What written files carry besides their results (`featurize`, `predict`).
+#[derive(Debug, Args, Clone, Default)]
+#[command(next_help_heading = "Output files")]
+pub(crate) struct OutputArgs {
+    /// Input columns copied unchanged into every output row, e.g. an id to join on: names or
+    /// globs, comma-separated or repeated.
+    #[arg(long, value_delimiter = ',', value_name = "COLS")]
+    pub(crate) keep: Vec<String>,
+    /// Compression of the written Parquet files: none, snappy, lz4, gzip[:LEVEL],
+    /// zstd[:LEVEL] or brotli[:LEVEL].
+    #[arg(long, default_value = "zstd:1", value_name = "CODEC")]
+    pub(crate) compression: String,
+}
