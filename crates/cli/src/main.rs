@@ -9,6 +9,7 @@
 mod args;
 mod bars;
 mod commands;
+mod precision;
 mod validate;
 
 use clap::Parser;

@@ -223,7 +223,6 @@ pub fn encode_state(state: &mut PassState, enc: &mut Encoder) -> Value {
                 "rows": s.rows,
                 "skipped": s.skipped,
                 "candidates": candidates,
-                "samples": s.samples.as_ref().map(|ss| ss.iter().enumerate().map(|(p, r)| encode_reservoir(r, format!("fit.sample.p{p}"), enc)).collect::<Vec<_>>()),
             })
         }
     }
@@ -257,12 +256,7 @@ pub fn decode_state(v: &Value, dec: &mut Decoder) -> Result<PassState> {
                     r => Some(dec.take2(r)?),
                 });
             }
-            let samples = match field(v, "samples")? {
-                Value::Null => None,
-                Value::Array(a) => Some(a.iter().map(|r| decode_reservoir(r, dec)).collect::<Result<Vec<_>>>()?),
-                _ => bail!("field \"samples\" is not a list"),
-            };
-            PassState::Fit(FitState { parts, sketches, samples, rows, skipped: u64_of(v, "skipped")? })
+            PassState::Fit(FitState { parts, sketches, rows, skipped: u64_of(v, "skipped")? })
         }
         other => bail!("unknown pass state {other:?}"),
     })

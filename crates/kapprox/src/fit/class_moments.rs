@@ -56,6 +56,21 @@ impl ClassMoments {
         }
     }
 
+    /// [`ClassMoments::update_selected`] with `f32` features: the Gram's
+    /// block products in single precision (see
+    /// [`kapprox_core::Moments::update_f32`]), the class sums in `f64`.
+    pub fn update_f32_selected(&mut self, z: ArrayView2<'_, f32>, labels: ArrayView1<'_, f64>, rows: &[usize]) {
+        let empty = Array2::<f64>::zeros((z.nrows(), 0));
+        self.gram.update_f32_selected(z, empty.view(), rows);
+        let l = z.ncols();
+        for &r in rows {
+            let y = labels[r];
+            let e = self.sums.entry(LabelKey::of(y)).or_insert_with(|| (y, Array1::zeros(l), 0.0));
+            e.1.zip_mut_with(&z.row(r), |s, &v| *s += f64::from(v));
+            e.2 += 1.0;
+        }
+    }
+
     /// Adds sparse rows with their labels.
     pub fn update_sparse(&mut self, z: SparseRowsView<'_>, labels: ArrayView1<'_, f64>) {
         let all: Vec<usize> = (0..z.n_rows()).collect();
