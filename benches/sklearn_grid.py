@@ -25,7 +25,7 @@ generated block of that file (between the `<!-- sklearn_grid -->` markers).
     python3 benches/sklearn_grid.py --rows 30000 --components 1024 --write docs/PERFORMANCE.md
     python3 benches/sklearn_grid.py          # the issue's grid: n in {30k, 100k, 581k}, l in {1024, 4096}
 
-needs: pip install scikit-learn pyarrow numpy
+needs: pip install scikit-learn pyarrow pandas numpy
 """
 import argparse
 import json
