@@ -133,10 +133,16 @@ pub(crate) fn fit_config(settings_json: &str) -> anyhow::Result<FitConfig> {
         alphas: a.alpha,
         task: a.task,
         scale,
-        read: ReadConfig { label: label_spec(&a.label), chunk_rows: a.chunk_rows, nan: nan_policy(&a.nan)? },
+        read: ReadConfig {
+            label: label_spec(&a.label),
+            chunk_rows: a.chunk_rows,
+            nan: nan_policy(&a.nan)?,
+            select: Default::default(),
+        },
         split,
         seed: a.seed,
         max_memory: if exact { None } else { a.max_memory },
+        precision: Default::default(),
     })
 }
 
@@ -284,7 +290,7 @@ impl PyModel {
         let nan = nan_policy(nan).map_err(value_error)?;
         check_chunk_rows(chunk_rows)?;
         let report = py
-            .detach(|| kapprox::predict::predict_to_dir(&self.model, &data, &out, chunk_rows, nan, &Silent))
+            .detach(|| kapprox::predict::predict_to_dir(&self.model, &data, &out, chunk_rows, Some(nan), &Silent))
             .map_err(|e| value_error(format!("{e:#}")))?;
         serde_json::to_string(&report).map_err(value_error)
     }
@@ -296,7 +302,7 @@ impl PyModel {
         let nan = nan_policy(nan).map_err(value_error)?;
         check_chunk_rows(chunk_rows)?;
         let metrics = py
-            .detach(|| kapprox::predict::evaluate(&self.model, &data, chunk_rows, nan, &Silent))
+            .detach(|| kapprox::predict::evaluate(&self.model, &data, chunk_rows, Some(nan), &Silent))
             .map_err(|e| value_error(format!("{e:#}")))?;
         serde_json::to_string(&metrics).map_err(value_error)
     }

@@ -467,6 +467,9 @@ pub(crate) struct FitArgs {
     /// Print the passes this fit makes (JSON) and exit without reading data.
     #[arg(long, help_heading = "Running on many processes")]
     pub(crate) plan: bool,
+    /// Accumulation precision (perf: issue 15).
+    #[command(flatten)]
+    pub(crate) precision: crate::precision::PrecisionArgs,
 }
 
 /// Arguments of `predict`.

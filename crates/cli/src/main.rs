@@ -12,6 +12,7 @@ mod commands;
 mod help;
 mod newuser_args;
 mod output_args;
+mod precision;
 mod validate;
 
 use clap::Parser;

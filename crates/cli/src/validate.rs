@@ -167,6 +167,7 @@ pub(crate) fn fit_config(a: &FitArgs) -> Result<FitConfig> {
             split: Split::Holdout(a.validation),
             seed: a.map.seed,
             max_memory: None,
+            precision: a.precision.precision(),
         });
     }
     let task = task(a.task);
@@ -198,6 +199,7 @@ pub(crate) fn fit_config(a: &FitArgs) -> Result<FitConfig> {
         },
         seed: a.map.seed,
         max_memory,
+        precision: a.precision.precision(),
     })
 }
 

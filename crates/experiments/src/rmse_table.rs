@@ -142,6 +142,7 @@ pub fn run(o: &Options, observer: &dyn Observer) -> Result<Vec<Row>> {
                         split: Split::Holdout(0.2),
                         seed,
                         max_memory: None,
+                        precision: kapprox::fit::Precision::F64,
                     };
                     let t = Instant::now();
                     let (model, report) = kapprox::fit(&cfg, observer)?;

@@ -222,6 +222,7 @@ pub fn fit_and_test(
         split: Split::Holdout(0.2),
         seed,
         max_memory: None,
+        precision: kapprox::fit::Precision::F64,
     };
     let t = Instant::now();
     let (model, report) =

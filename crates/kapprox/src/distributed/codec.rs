@@ -226,7 +226,6 @@ pub fn encode_state(state: &mut PassState, enc: &mut Encoder) -> Value {
                 "imputed": s.imputed,
                 "other": s.other,
                 "candidates": candidates,
-                "samples": s.samples.as_ref().map(|ss| ss.iter().enumerate().map(|(p, r)| encode_reservoir(r, format!("fit.sample.p{p}"), enc)).collect::<Vec<_>>()),
             })
         }
     }
@@ -264,17 +263,12 @@ pub fn decode_state(v: &Value, dec: &mut Decoder) -> Result<PassState> {
                     r => Some(dec.take2(r)?),
                 });
             }
-            let samples = match field(v, "samples")? {
-                Value::Null => None,
-                Value::Array(a) => Some(a.iter().map(|r| decode_reservoir(r, dec)).collect::<Result<Vec<_>>>()?),
-                _ => bail!("field \"samples\" is not a list"),
-            };
             let imputed = v.get("imputed").and_then(Value::as_u64).unwrap_or(0);
             let other = match v.get("other") {
                 Some(o) => serde_json::from_value(o.clone()).context("field \"other\"")?,
                 None => Vec::new(),
             };
-            PassState::Fit(FitState { parts, sketches, samples, rows, skipped: u64_of(v, "skipped")?, imputed, other })
+            PassState::Fit(FitState { parts, sketches, rows, skipped: u64_of(v, "skipped")?, imputed, other })
         }
         other => bail!("unknown pass state {other:?}"),
     })

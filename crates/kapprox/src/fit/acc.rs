@@ -4,7 +4,7 @@ use super::class_moments::ClassMoments;
 use crate::model::Task;
 use crate::pipeline::Features;
 use kapprox_core::Moments;
-use ndarray::{ArrayView1, Axis};
+use ndarray::{ArrayView1, ArrayView2, Axis};
 
 /// Regression keeps target moments directly; classification keeps class
 /// sums, because the classes are only known when the pass ends.
@@ -42,6 +42,17 @@ impl Acc {
                 Features::Dense(z) => m.update_selected(z.view(), y, rows),
                 Features::Sparse(z) => m.update_sparse_selected(z.view(), y, rows),
             },
+        }
+    }
+
+    /// [`Acc::update`] with dense `f32` features (`--precision f32`).
+    pub fn update_f32(&mut self, z: ArrayView2<'_, f32>, y: ArrayView1<'_, f64>, rows: &[usize]) {
+        if rows.is_empty() {
+            return;
+        }
+        match self {
+            Acc::Regression(m) => m.update_f32_selected(z, y.insert_axis(Axis(1)), rows),
+            Acc::Classification(m) => m.update_f32_selected(z, y, rows),
         }
     }
 

@@ -47,13 +47,32 @@ impl ClassMoments {
     pub fn update_selected(&mut self, z: ArrayView2<'_, f64>, labels: ArrayView1<'_, f64>, rows: &[usize]) {
         let empty = Array2::<f64>::zeros((z.nrows(), 0));
         self.gram.update_selected(z, empty.view(), rows);
+        self.add_class_sums(z, labels, rows);
+    }
+
+    /// Adds the rows `rows` of `z` to their class's sum and count.
+    fn add_class_sums<T: Copy + Into<f64>>(
+        &mut self,
+        z: ArrayView2<'_, T>,
+        labels: ArrayView1<'_, f64>,
+        rows: &[usize],
+    ) {
         let l = z.ncols();
         for &r in rows {
             let y = labels[r];
             let e = self.sums.entry(LabelKey::of(y)).or_insert_with(|| (y, Array1::zeros(l), 0.0));
-            e.1 += &z.row(r);
+            e.1.zip_mut_with(&z.row(r), |s, &v| *s += v.into());
             e.2 += 1.0;
         }
+    }
+
+    /// [`ClassMoments::update_selected`] with `f32` features: the Gram's
+    /// block products in single precision (see
+    /// [`kapprox_core::Moments::update_f32`]), the class sums in `f64`.
+    pub fn update_f32_selected(&mut self, z: ArrayView2<'_, f32>, labels: ArrayView1<'_, f64>, rows: &[usize]) {
+        let empty = Array2::<f64>::zeros((z.nrows(), 0));
+        self.gram.update_f32_selected(z, empty.view(), rows);
+        self.add_class_sums(z, labels, rows);
     }
 
     /// Adds sparse rows with their labels.

@@ -13,7 +13,7 @@
 //! ([`kapprox_features::KernelColumns`]), so `predict` and `eval` work
 //! unchanged.
 
-use super::config::{FitConfig, Split};
+use super::config::{FitConfig, Precision, Split};
 use super::report::{CandidateReport, CurvePoint, FitReport, Timings, default_alphas};
 use crate::method::MethodSpec;
 use crate::model::{MODEL_FORMAT, MODEL_VERSION, Model, ModelDoc, Task};
@@ -66,6 +66,9 @@ pub fn fit_exact(cfg: &FitConfig, observer: &dyn Observer) -> Result<(Model, Fit
         bail!("--folds: exact kernel ridge selects on one held-out part (--validation)")
     };
     cfg.split.check()?;
+    if cfg.precision != Precision::F64 {
+        bail!("--precision f32: exact kernel ridge solves in f64; the f32 path is for feature maps")
+    }
     let passes_before = crate::pipeline::passes_made();
     let ds = Dataset::open(&cfg.train)?;
     if ds.n_rows() > max_rows as u64 {

@@ -37,6 +37,9 @@ use std::time::Instant;
 
 /// The state of one pass over some shards; states of disjoint shard sets
 /// merge into the state of their union.
+// One state per pass, moved a handful of times: boxing the larger
+// prepare state would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum PassState {
     /// See [`PrepareState`].

@@ -36,7 +36,7 @@ pub mod prepare;
 pub mod report;
 pub mod select;
 
-pub use config::{FitConfig, Split};
+pub use config::{FitConfig, Precision, Split};
 pub use job::{FitJob, PassState, Progress};
 pub use memory::{check_memory, estimate_memory, human_bytes};
 pub use plan::{JobBase, PassKind, ShardFingerprint};

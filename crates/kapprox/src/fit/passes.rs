@@ -10,23 +10,19 @@
 //! - **sketch** (multi-pass TEFM): `FᵀΘ` per bandwidth candidate, then one
 //!   `Fᵀ(FQ)` per power iteration;
 //! - **fit**: per candidate and per split part, the ridge statistics; for
-//!   one-pass TEFM also `FᵀΘ`; for classification a sample of held-out rows
-//!   (to select by accuracy).
+//!   one-pass TEFM also `FᵀΘ`. Selection needs nothing else (no row is
+//!   kept, classification included; see `select`).
 
 use super::FitConfig;
 use super::acc::Acc;
-use crate::model::Task;
+use super::config::Precision;
 use crate::observer::Observer;
 use crate::pipeline::{Features, Pass, PassReport};
 use anyhow::{Context, Result};
-use kapprox_core::{Domain, rng};
 use kapprox_features::FeatureMap;
 use kapprox_io::{CategoryCounts, ColumnStats, Dataset, ReadOptions, Scaler};
 use kapprox_sketch::{ProductAccumulator, RangeSketch, Reservoir, Sketch, SketchKind};
-use ndarray::{Array2, Axis, concatenate};
-
-/// Held-out rows kept (over all parts) to score classification candidates.
-pub const CLASSIFICATION_SAMPLE_ROWS: usize = 20_000;
+use ndarray::Array2;
 
 /// The reading options of every pass.
 pub fn read_options(cfg: &FitConfig, features: &[String], label: &str, shards: &[usize]) -> ReadOptions {
@@ -284,8 +280,6 @@ pub struct FitState {
     /// One-pass TEFM: the finished `FᵀΘ (d, l)` per candidate over the
     /// pass's rows.
     pub sketches: Vec<Option<Array2<f64>>>,
-    /// Classification: held-out rows (scaled inputs, label last) per part.
-    pub samples: Option<Vec<Reservoir>>,
     /// Rows seen and skipped.
     pub rows: u64,
     /// Rows dropped under `--nan skip` (or for a missing label under `--nan impute`).
@@ -307,11 +301,6 @@ impl FitState {
         for (a, b) in self.sketches.iter_mut().zip(&other.sketches) {
             if let (Some(a), Some(b)) = (a.as_mut(), b.as_ref()) {
                 *a += b;
-            }
-        }
-        if let (Some(a), Some(b)) = (self.samples.as_mut(), other.samples.as_ref()) {
-            for (x, y) in a.iter_mut().zip(b) {
-                x.merge(y)?;
             }
         }
         self.rows += other.rows;
@@ -360,12 +349,6 @@ fn densify(sp: &kapprox_core::SparseRows, out: &mut Features) {
     }
 }
 
-/// The seed of the held-out sample of part `p` (independent of the
-/// landmark sample and of the split).
-fn sample_seed(seed: u64, part: usize) -> u64 {
-    rng::hash64(seed, Domain::RESERVOIR, 1 + part as u64)
-}
-
 /// Runs the fit pass with the candidates' maps.
 pub fn fit_pass(
     cfg: &FitConfig,
@@ -378,7 +361,6 @@ pub fn fit_pass(
 ) -> Result<(FitState, PassReport)> {
     let split = cfg.split;
     let n_parts = split.n_parts();
-    let d_in = read.n_x_columns();
     let mut sketches: Vec<Option<Sketch>> = maps
         .iter()
         .map(|m| tefm_sketch.map(|(kind, l)| Sketch::new(kind, m.n_output(), l, cfg.seed)).transpose())
@@ -386,13 +368,6 @@ pub fn fit_pass(
     let mut state = FitState {
         parts: maps.iter().map(|m| (0..n_parts).map(|_| Acc::new(cfg.task, m.n_output())).collect()).collect(),
         sketches: Vec::new(),
-        samples: (cfg.task == Task::Classification).then(|| {
-            let held = split.held_out_parts();
-            let cap = CLASSIFICATION_SAMPLE_ROWS / held.len().max(1);
-            (0..n_parts)
-                .map(|p| Reservoir::new(if held.contains(&p) { cap } else { 0 }, d_in + 1, sample_seed(cfg.seed, p)))
-                .collect()
-        }),
         rows: 0,
         skipped: 0,
         imputed: 0,
@@ -404,6 +379,8 @@ pub fn fit_pass(
     let mut split_of = u64::MAX;
     let seed = cfg.seed;
     let mut dense_buf: Option<Features> = None;
+    let precision = cfg.precision;
+    let mut z32 = Array2::<f32>::zeros((0, 0));
     let report =
         Pass { dataset: ds, read, scaler, maps: map_refs, label: "fit", observer }.run(&mut |chunk, m, z| {
             let z = match z {
@@ -423,18 +400,23 @@ pub fn fit_pass(
                 for (i, &id) in ids.iter().enumerate() {
                     rows_of[split.part_of(seed, id)].push(i);
                 }
-                if let Some(samples) = state.samples.as_mut() {
-                    let xy = concatenate(Axis(1), &[chunk.x.view(), y.view().insert_axis(Axis(1))])?;
-                    for (p, s) in samples.iter_mut().enumerate() {
-                        if s.capacity() > 0 && !rows_of[p].is_empty() {
-                            let pid: Vec<u64> = rows_of[p].iter().map(|&i| ids[i]).collect();
-                            s.update_ids(xy.select(Axis(0), &rows_of[p]).view(), &pid)?;
-                        }
+            }
+            match (precision, z) {
+                (Precision::F32, Features::Dense(zd)) => {
+                    // Rounded once per chunk and map, shared by the parts.
+                    if z32.dim() != zd.dim() {
+                        z32 = Array2::zeros(zd.dim());
+                    }
+                    z32.zip_mut_with(zd, |o, &v| *o = v as f32);
+                    for (p, rows) in rows_of.iter().enumerate() {
+                        state.parts[m][p].update_f32(z32.view(), y.view(), rows);
                     }
                 }
-            }
-            for (p, rows) in rows_of.iter().enumerate() {
-                state.parts[m][p].update(z, y.view(), rows);
+                _ => {
+                    for (p, rows) in rows_of.iter().enumerate() {
+                        state.parts[m][p].update(z, y.view(), rows);
+                    }
+                }
             }
             if let Some(s) = sketches[m].as_mut() {
                 let Features::Dense(zd) = z else { anyhow::bail!("TEFM needs a dense base map") };

@@ -8,13 +8,18 @@
 //!   versions still load and predict the same.
 //! - `predict`: streamed predictions and featurized shards against the map
 //!   and weights applied directly.
+//! - `precision`: `--precision f32` against the f64 fit, within its bound.
 //! - `observer`: progress reports cover every row of every pass.
 //! - `readme`: the README's library snippets are excerpts of the examples.
+//! - `select`: classification selection from the statistics against
+//!   explicit solves on the rows.
 
 mod architecture;
 mod fit;
 mod model;
 mod observer;
+mod precision;
 mod predict;
 mod readme;
+mod select;
 mod util;

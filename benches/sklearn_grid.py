@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Whole-command comparison against scikit-learn over a grid of shapes, one table of ratios.
+
+For every training size n, task (regression, 5-class classification), map and
+feature count l, on the same generated Parquet files (`kapprox generate`, then
+`kapprox split` 80/20):
+
+- kapprox: `kapprox fit --sigma S` with its default alpha grid (17 values,
+  chosen on a 20 % hold-out from the same pass), then `kapprox eval` on the
+  test files;
+- scikit-learn: the same standardisation, `RBFSampler(l)` or `Nystroem(l)` with
+  the same sigma, `Ridge(solver="cholesky")` with the alpha kapprox chose (one
+  (sigma, alpha) fit), scored on the same test files (`sklearn_compare.py`'s
+  child process).
+
+TEFM-G has no scikit-learn counterpart; its row compares `fit --map tefm-g
+--features l` (d = 4l) with kapprox's own `fit --map rff --features 4l` on the
+same files (issue 15, acceptance 4).
+
+All ratios come from this one run; the CPU, its SIMD flags and the load
+average before and after are printed with them (the machines these run on are
+shared: compare within a run). `--write docs/PERFORMANCE.md` replaces the
+generated block of that file (between the `<!-- sklearn_grid -->` markers).
+
+    python3 benches/sklearn_grid.py --rows 30000 --components 1024 --write docs/PERFORMANCE.md
+    python3 benches/sklearn_grid.py          # the issue's grid: n in {30k, 100k, 581k}, l in {1024, 4096}
+
+needs: pip install scikit-learn pyarrow pandas numpy
+"""
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import sklearn_compare as sc  # noqa: E402  (run_child, the scikit-learn child, the binary)
+
+BEGIN, END = "<!-- sklearn_grid -->", "<!-- /sklearn_grid -->"
+
+
+def cpu_line():
+    """The CPU model, its SIMD flags that matter here, and the core count."""
+    model, flags = platform.processor() or "unknown CPU", set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name") and model in ("unknown CPU", "x86_64", ""):
+                    model = line.split(":", 1)[1].strip()
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    simd = [f for f in ("avx2", "fma", "avx512f") if f in flags]
+    return f"{model}, {os.cpu_count()} logical CPUs, {'+'.join(simd) or 'no AVX2'}"
+
+
+def load():
+    try:
+        return " ".join(f"{v:.2f}" for v in os.getloadavg())
+    except OSError:
+        return "unknown"
+
+
+def kx_fit(kx, train, model, kmap, l, sigma, task, seed, extra=()):
+    cmd = [kx, "-q", "fit", "--train", train, "--out", model, "--map", kmap, "--features", str(l),
+           "--sigma", str(sigma), "--task", task, "--seed", str(seed), "--label", "label", "--json", *extra]
+    wall, _, out = sc.run_child(cmd)
+    return wall, json.loads(out)
+
+
+def kx_eval(kx, model, test):
+    out = subprocess.run([kx, "-q", "eval", "--model", model, "--data", test, "--json"], check=True,
+                         stdout=subprocess.PIPE, text=True).stdout
+    return json.loads(out)
+
+
+def sk_fit(train, test, method, l, sigma, alpha, task, seed):
+    wall, _, out = sc.run_child([sys.executable, sc.__file__, "--sklearn-child", "--train", train, "--test", test,
+                                 "--label", "label", "--components", str(l), "--sigma", repr(sigma),
+                                 "--alpha", repr(alpha), "--seed", str(seed), "--method", method, "--task", task])
+    return wall, json.loads(out)
+
+
+def run_grid(args, kx, work):
+    rows = []
+    for n in args.rows:
+        for task in args.tasks:
+            classes = 5 if task == "classification" else 0
+            all_dir, train, test = (os.path.join(work, f"{n}-{task}-{p}") for p in ("all", "train", "test"))
+            # n training rows after the 80/20 split.
+            subprocess.run([kx, "-q", "generate", "--out", all_dir, "--rows", str(int(n / 0.8)), "--features",
+                            str(args.input_features), "--classes", str(classes), "--seed", str(args.seed)],
+                           check=True)
+            subprocess.run([kx, "-q", "split", all_dir, "--train", train, "--test", test, "--test-fraction", "0.2"],
+                           check=True)
+            shutil.rmtree(all_dir, ignore_errors=True)
+            metric = "accuracy" if task == "classification" else "rmse"
+            for l in args.components:
+                for kmap in args.maps:
+                    model = os.path.join(work, "model.safetensors")
+                    k_wall, k_fit = kx_fit(kx, train, model, kmap, l, args.sigma, task, args.seed)
+                    rep = k_fit["report"]
+                    sigma, alpha = rep["sigma"], rep["alpha"]
+                    k_test = kx_eval(kx, model, test)[metric]
+                    r = {"n": rep["rows"], "task": task, "map": kmap, "l": l, "sigma": sigma, "alpha": alpha,
+                         "kapprox_s": k_wall, "kapprox_stages": rep["seconds"], "kapprox_test": k_test,
+                         "metric": metric}
+                    if kmap == "tefm-g":
+                        b_wall, b_fit = kx_fit(kx, train, model, "rff", 4 * l, repr(sigma), task, args.seed)
+                        r.update(baseline="kapprox rff 4l", baseline_s=b_wall,
+                                 baseline_test=kx_eval(kx, model, test)[metric])
+                    else:
+                        method = {"rff": "rff", "nystrom": "nystroem"}[kmap]
+                        s_wall, s = sk_fit(train, test, method, l, sigma, alpha, task, args.seed)
+                        r.update(baseline={"rff": "RBFSampler", "nystroem": "Nystroem"}[method],
+                                 baseline_s=s["seconds"]["fit_total"], baseline_process_s=s_wall,
+                                 baseline_test=s["test"][metric])
+                    r["ratio"] = r["baseline_s"] / r["kapprox_s"]
+                    rows.append(r)
+                    print(json.dumps(r), flush=True)
+            shutil.rmtree(train, ignore_errors=True)
+            shutil.rmtree(test, ignore_errors=True)
+    return rows
+
+
+def table(rows):
+    out = ["| n train | task | map | l | kapprox fit s (1 σ, 17 α) | baseline (1 σ, 1 α) | baseline s "
+           "| ratio baseline/kapprox | test kapprox | test baseline |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {r['n']} | {r['task']} | {r['map']} | {r['l']} | {r['kapprox_s']:.2f} | {r['baseline']} "
+                   f"| {r['baseline_s']:.2f} | {r['ratio']:.2f} | {r['kapprox_test']:.4f} "
+                   f"| {r['baseline_test']:.4f} |")
+    return "\n".join(out)
+
+
+def write_doc(path, block):
+    text = open(path).read() if os.path.exists(path) else f"{BEGIN}\n{END}\n"
+    if BEGIN not in text or END not in text:
+        sys.exit(f"{path}: no {BEGIN} ... {END} block to replace")
+    head, rest = text.split(BEGIN, 1)
+    tail = rest.split(END, 1)[1]
+    with open(path, "w") as f:
+        f.write(f"{head}{BEGIN}\n{block}\n{END}{tail}")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ints = lambda s: [int(v) for v in s.split(",")]  # noqa: E731
+    p.add_argument("--rows", type=ints, default=[30000, 100000, 581012], help="training rows (comma list)")
+    p.add_argument("--components", type=ints, default=[1024, 4096], help="feature counts l (comma list)")
+    p.add_argument("--maps", type=lambda s: s.split(","), default=["rff", "nystrom", "tefm-g"])
+    p.add_argument("--tasks", type=lambda s: s.split(","), default=["regression", "classification"])
+    p.add_argument("--input-features", type=int, default=100)
+    p.add_argument("--sigma", default="auto", help="kapprox's --sigma (one value); scikit-learn gets the same")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--kapprox", help="the kapprox binary (default: target/release/kapprox, built when missing)")
+    p.add_argument("--write", help="replace the generated block of this Markdown file")
+    args = p.parse_args()
+    kx = sc.kapprox_bin(args.kapprox)
+    cpu, before = cpu_line(), load()
+    print(f"CPU: {cpu}; load average before: {before}", flush=True)
+    work = tempfile.mkdtemp(prefix="kapprox-grid-")
+    try:
+        rows = run_grid(args, kx, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    after = load()
+    block = (f"CPU: {cpu}. Load average (1, 5, 15 min) before: {before}; after: {after}.\n"
+             f"Command: `python3 benches/sklearn_grid.py {' '.join(sys.argv[1:])}`\n\n{table(rows)}")
+    print()
+    print(block)
+    if args.write:
+        write_doc(args.write, block)
+
+
+if __name__ == "__main__":
+    main()
