@@ -2,8 +2,8 @@
 //! help text. Validation into the library's configurations happens in
 //! `validate`; handlers live in `commands`.
 
+use crate::featurize_args::FeaturizeOutputArgs;
 use crate::help;
-use crate::newuser_args::FeaturizeOutputArgs;
 use crate::output_args::OverwriteArg;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;

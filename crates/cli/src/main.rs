@@ -9,8 +9,8 @@
 mod args;
 mod bars;
 mod commands;
+mod featurize_args;
 mod help;
-mod newuser_args;
 mod output_args;
 mod precision;
 mod validate;

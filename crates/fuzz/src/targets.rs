@@ -47,6 +47,8 @@ pub const TARGETS: &[Target] = &[
         run: parquet,
         seeds: parquet_seeds,
     },
+    Target { name: "model", about: "Model::load, then predicting one chunk", run: model, seeds: model_seeds },
+    Target { name: "part", about: "read_part: a part file of a distributed fit", run: part, seeds: part_seeds },
 ];
 
 /// The target named `name`.
@@ -113,6 +115,60 @@ fn parquet(dir: &Path, bytes: &[u8]) -> Result<(), String> {
     // The footer's row count is what the dataset promises.
     assert_eq!(rows, ds.n_rows(), "rows read vs the footer's count");
     Ok(())
+}
+
+/// Loads the bytes as a model file and predicts one chunk of rows: a model
+/// that loads must also predict.
+fn model(dir: &Path, bytes: &[u8]) -> Result<(), String> {
+    let path = dir.join("model.safetensors");
+    std::fs::write(&path, bytes).map_err(|e| e.to_string())?;
+    let m = kapprox::Model::load(&path).map_err(|e| format!("{e:#}"))?;
+    let mut x = ndarray::Array2::from_shape_fn((3, m.map.n_input()), |(i, j)| (i + j) as f64 * 0.25);
+    m.doc.scaler.apply_in_place(x.view_mut());
+    let s = m.scores(m.map.transform(x.view()).view());
+    assert_eq!(s.dim(), (3, m.coef.ncols()), "scores of a loaded model");
+    Ok(())
+}
+
+/// Reads the bytes as a part file (document and decoded state).
+fn part(dir: &Path, bytes: &[u8]) -> Result<(), String> {
+    let path = dir.join("p.kpart");
+    std::fs::write(&path, bytes).map_err(|e| e.to_string())?;
+    kapprox::distributed::files::read_part(&path).map(|_| ()).map_err(|e| format!("{e:#}"))
+}
+
+/// A model file and a part file from a tiny fit (RFF, 16 features, 60 rows).
+fn fitted_files() -> (Vec<u8>, Vec<u8>) {
+    use kapprox::distributed::ShardSelection;
+    use kapprox::distributed::files::part_bytes;
+    use kapprox::distributed::part::{part_job, run_part};
+    let tmp = std::env::temp_dir().join(format!("kapprox-fuzz-fit-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    let names = vec!["a".to_string(), "b".to_string(), "c".to_string()];
+    let mut w = DatasetWriter::create(tmp.join("ds"), &names, Some("y"), 20, false).expect("seed dataset");
+    let x = ndarray::Array2::from_shape_fn((60, 3), |(i, j)| ((i * 7 + j * 3) % 11) as f64 * 0.3 - 1.0);
+    let y = x.column(0).mapv(f64::sin) + x.column(1);
+    w.push_rows(x.view(), Some(y.view())).expect("seed rows");
+    w.finish().expect("seed dataset");
+    let params = kapprox::MethodParams { map: "rff".into(), n_components: 16, ..Default::default() };
+    let mut cfg = kapprox::FitConfig::new(tmp.join("ds"), params.check(1, None).expect("rff"));
+    cfg.sigmas = vec![kapprox::SigmaSpec::Value(1.5)];
+    cfg.alphas = Some(vec![1e-3]);
+    let (model, _) = kapprox::fit(&cfg, &kapprox::Silent).expect("seed fit");
+    let (mut job, after) = part_job(&cfg, None).expect("seed job");
+    let sel = ShardSelection::parse_part("1/2").expect("part");
+    let (doc, state) = run_part(&mut job, after, &sel, &kapprox::Silent).expect("seed part");
+    let files = (model.to_bytes().expect("model bytes"), part_bytes(doc, state).expect("part bytes"));
+    let _ = std::fs::remove_dir_all(&tmp);
+    files
+}
+
+fn model_seeds() -> Vec<Vec<u8>> {
+    vec![fitted_files().0]
+}
+
+fn part_seeds() -> Vec<Vec<u8>> {
+    vec![fitted_files().1]
 }
 
 fn gzip(bytes: &[u8]) -> Vec<u8> {

@@ -157,3 +157,36 @@ fn single_byte_mutations_of_a_parquet_shard_are_refused_or_read() {
     assert_eq!(counts.refused_at_open + counts.refused_reading + counts.read_unchanged + counts.read_changed, 1000);
     assert!(counts.refused_at_open > 0);
 }
+
+/// 1,000 single-byte changes each of a model file and a part file: every
+/// one is refused (the whole-file digest), none panics.
+#[test]
+fn single_byte_mutations_of_model_and_part_files_are_all_refused() {
+    for name in ["model", "part"] {
+        let target = targets::find(name).expect("target");
+        let file = (target.seeds)().remove(0);
+        let dir = scratch(name);
+        assert_eq!(execute(target, dir.path(), &file), Outcome::Accepted, "{name}: the unchanged file");
+        let mut rng = kapprox_fuzz::mutate::Rng::new(11);
+        let mut reasons = std::collections::BTreeMap::<String, usize>::new();
+        for _ in 0..1000 {
+            let mut bytes = file.clone();
+            let at = rng.below(bytes.len());
+            let old = bytes[at];
+            bytes[at] = loop {
+                let b = rng.next_u64() as u8;
+                if b != old {
+                    break b;
+                }
+            };
+            match execute(target, dir.path(), &bytes) {
+                Outcome::Refused(msg) => {
+                    let kind = if msg.contains("checksum") { "checksum" } else { "other" };
+                    *reasons.entry(kind.to_string()).or_default() += 1;
+                }
+                other => panic!("{name}: byte {at}: {old:#04x} -> {:#04x}: {other:?}", bytes[at]),
+            }
+        }
+        eprintln!("1000 single-byte mutations of a {}-byte {name} file, all refused: {reasons:?}", file.len());
+    }
+}

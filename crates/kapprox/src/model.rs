@@ -253,6 +253,10 @@ fn check_doc_sizes(doc: &ModelDoc, k: usize) -> Result<()> {
         (Task::Classification, Some(c)) if c.len() != k => {
             bail!("{} classes are listed, but coef has {k} columns (one per class)", c.len())
         }
+        // A map file (`featurize --save-map`) holds a map and no weights.
+        (Task::Regression, _) if k == 0 && doc.training.get("map_only").and_then(|v| v.as_bool()) == Some(true) => {
+            Ok(())
+        }
         (Task::Regression, _) if k != 1 => bail!("a regression model with {k} coef columns, expected 1"),
         _ => Ok(()),
     }

@@ -10,7 +10,7 @@ use clap::Args;
 pub(crate) struct ColumnArgs {
     /// Input columns: names or globs (`x*`), comma-separated or repeated. Default: every column
     /// but the label and Hive partition keys. Date/time columns are read as numbers only when
-    /// named here exactly.
+    /// named here in full (not by a glob).
     #[arg(long, value_delimiter = ',', value_name = "COLS")]
     pub(crate) columns: Vec<String>,
     /// Columns to leave out of the inputs (an id, a timestamp, free text): names or globs.

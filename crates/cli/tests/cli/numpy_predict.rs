@@ -8,7 +8,6 @@
 //! (`KAPPROX_NO_PIP=1` forbids it). Without it the test prints why and
 //! skips.
 
-use crate::util::Dir;
 use kapprox::io::read_column;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -55,7 +55,10 @@ pub(super) fn is_stale(area: &Path, stale_after: Duration, incomplete_after: Dur
         .ok()
         .and_then(|t| SystemTime::now().duration_since(t).ok())
         .unwrap_or_default();
-    let incomplete = age >= incomplete_after.min(stale_after);
+    // Without a readable record, the pid in the area's name still tells
+    // whether the run that created it can be alive: a run killed between
+    // creating the area and writing its record is gone at once.
+    let incomplete = age >= incomplete_after.min(stale_after) || creator_is_gone(area);
     let Ok(mut file) = File::open(area.join(LOCK_NAME)) else { return incomplete };
     if let Err(std::fs::TryLockError::WouldBlock) = file.try_lock() {
         return false;
@@ -68,6 +71,21 @@ pub(super) fn is_stale(area: &Path, stale_after: Duration, incomplete_after: Dur
         Some(Liveness::Unknown) => age >= stale_after,
         None => incomplete,
     }
+}
+
+/// Whether the process named in the area's name (`…kapprox-PID-N.tmp`)
+/// is known not to exist (Linux `/proc`); unknown counts as not gone.
+fn creator_is_gone(area: &Path) -> bool {
+    let Some(name) = area.file_name().and_then(|n| n.to_str()) else { return false };
+    let Some(pid) = name
+        .rsplit_once(super::AREA_TAG)
+        .and_then(|(_, rest)| rest.strip_suffix(".tmp"))
+        .and_then(|rest| rest.split_once('-'))
+        .and_then(|(pid, _)| pid.parse::<u32>().ok())
+    else {
+        return false;
+    };
+    Path::new("/proc/self").exists() && !Path::new(&format!("/proc/{pid}")).exists()
 }
 
 /// What a lock file records about its run.
@@ -193,5 +211,20 @@ mod tests {
         std::fs::remove_file(area.join(LOCK_NAME)).unwrap();
         assert!(!is_stale(&area, Duration::from_secs(3600), Duration::from_secs(3600)));
         assert!(is_stale(&area, Duration::ZERO, Duration::ZERO));
+    }
+
+    #[test]
+    fn an_area_without_a_record_is_gone_when_its_creator_is() {
+        let tmp = tempfile::tempdir().unwrap();
+        let hour = Duration::from_secs(3600);
+        let dead = tmp.path().join(format!(".out.{}4294967294-0.tmp", super::super::AREA_TAG));
+        std::fs::create_dir(&dead).unwrap();
+        std::fs::write(dead.join(LOCK_NAME), "").unwrap();
+        let live = tmp.path().join(format!(".out.{}{}-0.tmp", super::super::AREA_TAG, std::process::id()));
+        std::fs::create_dir(&live).unwrap();
+        if cfg!(target_os = "linux") {
+            assert!(is_stale(&dead, hour, hour), "killed before writing its record");
+        }
+        assert!(!is_stale(&live, hour, hour), "a live creator's area, between creation and record");
     }
 }

@@ -107,6 +107,16 @@ pub fn select(
     {
         bail!("classification needs at least 2 classes in the label, found {}", c.len());
     }
+    if let Some(c) = &classes
+        && c.len() > kapprox_solve::MAX_CLASSES
+    {
+        bail!(
+            "classification with {} distinct labels: at most {} classes are supported (a continuous target is a \
+             regression: --task regression)",
+            c.len(),
+            kapprox_solve::MAX_CLASSES
+        );
+    }
     let class_list = classes.clone().unwrap_or_default();
     let mut reports: Vec<CandidateReport> = Vec::new();
     // Only the best candidate so far keeps its statistics: the peak of

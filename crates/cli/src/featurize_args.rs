@@ -1,5 +1,5 @@
-//! Flags added for a new user's workflow, kept apart from `args` so that
-//! their edits stay small.
+//! `featurize`'s own outputs besides the features: the map file and the
+//! JSON report.
 
 use clap::Args;
 use std::path::PathBuf;
