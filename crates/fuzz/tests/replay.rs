@@ -99,6 +99,21 @@ fn read_all(dir: &std::path::Path) -> Result<Vec<u64>, &'static str> {
     Ok(values)
 }
 
+/// `original` with one byte, chosen by `rng`, changed to another value;
+/// with the position and the old value.
+fn flip_one_byte(original: &[u8], rng: &mut kapprox_fuzz::mutate::Rng) -> (Vec<u8>, usize, u8) {
+    let mut bytes = original.to_vec();
+    let at = rng.below(bytes.len());
+    let old = bytes[at];
+    bytes[at] = loop {
+        let b = rng.next_u64() as u8;
+        if b != old {
+            break b;
+        }
+    };
+    (bytes, at, old)
+}
+
 /// 1,000 single-byte changes of a shard kapprox wrote: none panics or
 /// hangs; each is refused or read as what the file now says. Parquet has
 /// no checksum over data pages unless the writer adds page CRCs, so a
@@ -132,15 +147,7 @@ fn single_byte_mutations_of_a_parquet_shard_are_refused_or_read() {
     let mut counts = Counts::default();
     let mut rng = kapprox_fuzz::mutate::Rng::new(7);
     for _ in 0..1000 {
-        let mut bytes = shard.clone();
-        let at = rng.below(bytes.len());
-        let old = bytes[at];
-        bytes[at] = loop {
-            let b = rng.next_u64() as u8;
-            if b != old {
-                break b;
-            }
-        };
+        let (bytes, at, old) = flip_one_byte(&shard, &mut rng);
         std::fs::write(&file, &bytes).unwrap();
         let outcome = std::panic::catch_unwind(|| read_all(&ds_dir));
         match outcome {
@@ -170,15 +177,7 @@ fn single_byte_mutations_of_model_and_part_files_are_all_refused() {
         let mut rng = kapprox_fuzz::mutate::Rng::new(11);
         let mut reasons = std::collections::BTreeMap::<String, usize>::new();
         for _ in 0..1000 {
-            let mut bytes = file.clone();
-            let at = rng.below(bytes.len());
-            let old = bytes[at];
-            bytes[at] = loop {
-                let b = rng.next_u64() as u8;
-                if b != old {
-                    break b;
-                }
-            };
+            let (bytes, at, old) = flip_one_byte(&file, &mut rng);
             match execute(target, dir.path(), &bytes) {
                 Outcome::Refused(msg) => {
                     let kind = if msg.contains("checksum") { "checksum" } else { "other" };

@@ -217,19 +217,25 @@ pub(crate) fn reduce(a: &ReduceArgs) -> Result<()> {
     let rss = peak_rss_bytes();
     let total = t.elapsed().as_secs_f64();
     let reduce_seconds = red.seconds.read + red.seconds.merge;
+    // What both kinds of result report about the reduce, merged into each.
+    let with_reduce = |mut doc: serde_json::Value| -> serde_json::Value {
+        let timing = serde_json::json!({
+            "parts": red.parts,
+            "reduce": red.seconds,
+            "reduce_share": reduce_seconds / total.max(1e-12),
+            "seconds": total,
+            "peak_rss_bytes": rss,
+        });
+        if let (Some(doc), serde_json::Value::Object(timing)) = (doc.as_object_mut(), timing) {
+            doc.extend(timing);
+        }
+        doc
+    };
     match red.result {
         Some((model, report)) => {
             output::commit_file(staged, &model.to_bytes()?)?;
             if a.json {
-                print_json(&serde_json::json!({
-                    "model": out,
-                    "report": report,
-                    "parts": red.parts,
-                    "reduce": red.seconds,
-                    "reduce_share": reduce_seconds / total.max(1e-12),
-                    "seconds": total,
-                    "peak_rss_bytes": rss,
-                }))?;
+                print_json(&with_reduce(serde_json::json!({"model": out, "report": report})))?;
             } else {
                 eprintln!(
                     "reduced {} part(s) of the last pass ({} rows) in {total:.2} s: {} with sigma = {:.4}, alpha = \
@@ -249,18 +255,13 @@ pub(crate) fn reduce(a: &ReduceArgs) -> Result<()> {
             output::commit_file(staged, &bytes)?;
             let (done, of, next) = (job.pass_index(), job.plan().len(), job.next_pass());
             if a.json {
-                print_json(&serde_json::json!({
+                print_json(&with_reduce(serde_json::json!({
                     "pass_result": out,
                     "done": done,
                     "of": of,
                     "next": next.to_string(),
                     "fingerprint": fingerprint,
-                    "parts": red.parts,
-                    "reduce": red.seconds,
-                    "reduce_share": reduce_seconds / total.max(1e-12),
-                    "seconds": total,
-                    "peak_rss_bytes": rss,
-                }))?;
+                })))?;
             } else {
                 eprintln!(
                     "reduced {} part(s) of pass {done} of {of} into the pass result {}; next, the {next} pass: run \
