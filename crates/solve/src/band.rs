@@ -226,7 +226,7 @@ fn reduce_panel(work: &mut Array2<f64>, col: usize, row: usize, par: Par) -> Pan
 
 /// The Gram kernel's parallelism for a faer one: its bits do not depend
 /// on it, so any split runs on the whole pool.
-fn gram_par(par: Par) -> Par {
+pub(crate) fn gram_par(par: Par) -> Par {
     if matches!(par, Par::Seq) { Par::Seq } else { Par::rayon(0) }
 }
 

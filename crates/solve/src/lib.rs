@@ -71,6 +71,7 @@
 //! ```
 
 mod band;
+mod blocked;
 mod classify;
 mod error;
 mod krr;

@@ -134,7 +134,7 @@ pub(crate) fn apply_weights(u: &Mat<f64>, utb: &Array2<f64>, d: &Array1<f64>) ->
 
 /// The lower Cholesky factor of `A + shift·I`, or the failing pivot.
 ///
-/// Cost: `n³/3` flops; memory: one `n²` copy.
+/// Cost: `n³/3` flops (blocked, see [`crate::blocked`]); memory: one `n²` copy.
 fn cholesky_shifted(a: ArrayView2<'_, f64>, shift: f64) -> std::result::Result<Array2<f64>, usize> {
     let n = a.nrows();
     let mut l = Array2::zeros((n, n).f());
@@ -144,18 +144,8 @@ fn cholesky_shifted(a: ArrayView2<'_, f64>, shift: f64) -> std::result::Result<A
         }
         l[[j, j]] += shift;
     }
-    let mut mem = MemBuffer::new(llt::factor::cholesky_in_place_scratch::<f64>(n, par(), Default::default()));
-    let stack = MemStack::new(&mut mem);
-    match llt::factor::cholesky_in_place(
-        as_faer_mut(l.view_mut()),
-        Default::default(),
-        par(),
-        stack,
-        Default::default(),
-    ) {
-        Ok(_) => Ok(l),
-        Err(llt::factor::LltError::NonPositivePivot { index }) => Err(index),
-    }
+    crate::blocked::cholesky_lower_in_place(l.view_mut(), par())?;
+    Ok(l)
 }
 
 /// Solves `L Lᵀ X = B` in place (only the lower triangle of `l` is read).
