@@ -414,6 +414,9 @@ pub(crate) struct FitArgs {
     /// Storing the map's random parameters in the model.
     #[command(flatten)]
     pub(crate) store: crate::store_map_args::StoreMapArgs,
+    /// Extending the selection grids.
+    #[command(flatten)]
+    pub(crate) selection: crate::store_map_args::ExtendGridArg,
     /// The map.
     #[command(flatten)]
     pub(crate) map: MapArgs,

@@ -1,5 +1,6 @@
-//! `--store-map`: whether a model or map file stores its map's realised
-//! random parameters, for the commands that write one (kept apart from `args`).
+//! Flags about what `fit` writes and how it selects, kept apart from `args`:
+//! `--store-map` (whether a model or map file stores its map's realised
+//! random parameters) and `--extend-grid`.
 
 use clap::{Args, ValueEnum};
 use kapprox::StoreMap;
@@ -36,4 +37,15 @@ impl StoreMapArgs {
             StoreMapArg::Always => StoreMap::Always,
         }
     }
+}
+
+/// `fit --extend-grid`.
+#[derive(Debug, Args, Clone, Copy)]
+pub(crate) struct ExtendGridArg {
+    /// When the chosen alpha or sigma is at the edge of its grid, extend the grid that way:
+    /// alpha from the same statistics (up to 4 × 8 more values, no extra pass), sigma by one
+    /// more fit over 3 candidates beyond the edge (one more pass over the data). In one
+    /// process only.
+    #[arg(long)]
+    pub(crate) extend_grid: bool,
 }

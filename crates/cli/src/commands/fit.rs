@@ -109,6 +109,15 @@ fn print_fit_report(r: &FitReport, out: &Path) {
             c.validation_mse.sqrt()
         );
     }
+    if let Some(e) = &r.extended {
+        let sigmas: Vec<String> = e.sigmas_added.iter().map(|s| format!("{s:.4}")).collect();
+        eprintln!(
+            "  --extend-grid: {} alpha value(s) added; sigma candidates added: {} ({} more pass(es))",
+            e.alphas_added,
+            if sigmas.is_empty() { "none".to_string() } else { sigmas.join(", ") },
+            e.extra_passes
+        );
+    }
     super::apply::print_missing(r.skipped, r.imputed, &r.other);
     eprintln!("model written to {}", out.display());
 }
