@@ -10,9 +10,12 @@ class label of the largest score), then the scores, as repr() floats.
 
 Everything follows FORMAT.md: the safetensors container (read by hand
 here, no safetensors package), the scaler, the kernels, and the maps whose
-parameters the file stores (nystrom, tefm over a nystrom base, and
-kernel-columns from `--map exact`). Maps regenerated from their seed (rff,
-orf, sorf, qmc, fastfood, comp, binning, eof) are refused with a message.
+parameters the file stores: nystrom, kernel-columns (`--map exact`), the
+random-feature maps rff, orf, qmc, sorf, fastfood and comp when the model
+was written with their random parameters (`--store-map`, on by default for
+maps up to 64 MiB), and tefm over any of these. A map whose parameters are
+not in the file (binning, eof, or `--store-map never`) is refused with a
+message.
 """
 
 import json
@@ -76,9 +79,63 @@ def kernel_matrix(kernel, x, y):
     raise SystemExit(f"unknown kernel {kind!r}")
 
 
+def fwht(v):
+    """The unnormalised Walsh-Hadamard transform of each row (Sylvester order:
+    H[i, j] = (-1)^popcount(i & j)), by butterflies."""
+    n, d = v.shape
+    h = 1
+    while h < d:
+        v = v.reshape(n, d // (2 * h), 2, h)
+        a, b = v[:, :, 0, :], v[:, :, 1, :]
+        v = np.stack([a + b, a - b], axis=2).reshape(n, d)
+        h *= 2
+    return v
+
+
+def fourier_output(form, l, proj, tensors, prefix):
+    """FORMAT.md, "Random-feature maps": the output stage of every Fourier map."""
+    if form == "pairs":
+        return np.sqrt(2.0 / l) * np.hstack([np.cos(proj), np.sin(proj)])
+    return np.sqrt(2.0 / l) * np.cos(proj + tensors[prefix + "phases"][0])
+
+
+def hadamard_projections(name, tensors, prefix, x, n_freq):
+    """FORMAT.md: the projections x·W of SORF and Fastfood, block by block."""
+    scale = tensors[prefix + "scale"][0]
+    d_pad = (tensors[prefix + "signs"] if name == "sorf" else tensors[prefix + "sign"]).shape[1]
+    padded = np.zeros((x.shape[0], d_pad))
+    padded[:, : x.shape[1]] = x
+    out = []
+    for b in range(-(-n_freq // d_pad)):
+        if name == "sorf":
+            signs = tensors[prefix + "signs"][3 * b : 3 * b + 3]
+            v = fwht(fwht(fwht(padded * signs[0]) * signs[1]) * signs[2])
+        else:
+            perm = tensors[prefix + "permutation"][b].astype(np.int64)
+            v = fwht(padded * tensors[prefix + "sign"][b])
+            v = fwht(tensors[prefix + "gauss"][b] * v[:, perm])
+        keep = min(d_pad, n_freq - b * d_pad)
+        out.append(v[:, :keep] * scale[b * d_pad : b * d_pad + keep])
+    return np.hstack(out)
+
+
 def features(spec, tensors, prefix, x):
     """FORMAT.md, "Maps": z = map(x) for the maps whose parameters are stored."""
     name = spec["map"]
+    if name in ("rff", "orf", "qmc", "sorf", "fastfood", "comp") and not any(k.startswith(prefix) for k in tensors):
+        raise SystemExit(
+            f"map {name!r} is stored as its seed only (written with --store-map never, or larger than 64 MiB): "
+            "kapprox regenerates its parameters with its own random streams; see FORMAT.md"
+        )
+    if name in ("rff", "orf", "qmc", "sorf", "fastfood", "comp"):
+        l = spec["n_inner"] if name == "comp" else spec["n_components"]
+        n_freq = l // 2 if spec["form"] == "pairs" else l
+        if name in ("sorf", "fastfood"):
+            proj = hadamard_projections(name, tensors, prefix, x, n_freq)
+        else:
+            proj = x @ tensors[prefix + "frequencies"]
+        z = fourier_output(spec["form"], l, proj, tensors, prefix)
+        return z @ tensors[prefix + "projection"] if name == "comp" else z
     if name == "nystrom":
         landmarks = tensors[prefix + "landmarks"]
         return kernel_matrix(spec["kernel"], x, landmarks) @ tensors[prefix + "normalization"]

@@ -143,6 +143,7 @@ pub(crate) fn fit_config(settings_json: &str) -> anyhow::Result<FitConfig> {
         seed: a.seed,
         max_memory: if exact { None } else { a.max_memory },
         precision: Default::default(),
+        extend_grid: false,
     })
 }
 

@@ -77,6 +77,9 @@ pub(crate) struct ReduceArgs {
     /// Replacing an existing output.
     #[command(flatten)]
     pub(crate) output: OverwriteArg,
+    /// Storing the map's random parameters in the model.
+    #[command(flatten)]
+    pub(crate) store: crate::store_map_args::StoreMapArgs,
     /// Print the report as one JSON object.
     #[arg(long)]
     pub(crate) json: bool,
@@ -408,6 +411,12 @@ pub(crate) struct FitArgs {
     /// Replacing an existing output.
     #[command(flatten)]
     pub(crate) output: OverwriteArg,
+    /// Storing the map's random parameters in the model.
+    #[command(flatten)]
+    pub(crate) store: crate::store_map_args::StoreMapArgs,
+    /// Extending the selection grids.
+    #[command(flatten)]
+    pub(crate) selection: crate::store_map_args::ExtendGridArg,
     /// The map.
     #[command(flatten)]
     pub(crate) map: MapArgs,

@@ -11,6 +11,9 @@ pub(crate) struct FeaturizeOutputArgs {
     /// file; `featurize --model FILE` applies the same map to other data. Not with --model.
     #[arg(long, value_name = "FILE", conflicts_with = "model")]
     pub(crate) save_map: Option<PathBuf>,
+    /// Storing the map's random parameters in the --save-map file.
+    #[command(flatten)]
+    pub(crate) store: crate::store_map_args::StoreMapArgs,
     /// Print the report (with the peak memory) as one JSON object.
     #[arg(long)]
     pub(crate) json: bool,

@@ -13,6 +13,7 @@ mod featurize_args;
 mod help;
 mod output_args;
 mod precision;
+mod store_map_args;
 mod validate;
 
 use clap::Parser;

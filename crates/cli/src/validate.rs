@@ -155,6 +155,9 @@ pub(crate) fn fit_config(a: &FitArgs) -> Result<FitConfig> {
         if a.folds.is_some() {
             bail!("--folds: exact kernel ridge selects on one held-out part (--validation)");
         }
+        if a.selection.extend_grid {
+            bail!("--extend-grid: exact kernel ridge selects on its own grids; give wider --sigma and --alpha instead");
+        }
         let method = params.check_exact()?;
         return Ok(FitConfig {
             train: a.train.clone(),
@@ -168,6 +171,7 @@ pub(crate) fn fit_config(a: &FitArgs) -> Result<FitConfig> {
             seed: a.map.seed,
             max_memory: None,
             precision: a.precision.precision(),
+            extend_grid: false,
         });
     }
     let task = task(a.task);
@@ -200,6 +204,7 @@ pub(crate) fn fit_config(a: &FitArgs) -> Result<FitConfig> {
         seed: a.map.seed,
         max_memory,
         precision: a.precision.precision(),
+        extend_grid: a.selection.extend_grid,
     })
 }
 
@@ -211,6 +216,12 @@ pub(crate) fn fit_mode(a: &FitArgs) -> Result<FitMode> {
     let distributed = partial || a.after.is_some() || a.workers.is_some() || a.plan || mpi;
     if distributed && method_params(&a.map).names_exact() {
         bail!("--map exact fits in one process; --part, --shards, --after, --workers, --plan and MPI do not apply");
+    }
+    if distributed && a.selection.extend_grid {
+        bail!(
+            "--extend-grid fits in one process (a sigma at the edge costs one more fit there); --part, --shards, \
+             --after, --workers, --plan and MPI do not apply"
+        );
     }
     if mpi && !partial && a.workers.is_none() && !a.plan {
         if !cfg!(feature = "mpi") {
@@ -251,7 +262,11 @@ pub(crate) fn featurize_config(a: &FeaturizeArgs) -> Result<FeaturizeConfig> {
         },
     };
     let save_map = a.map_output.save_map.clone();
-    let output = FeatureOutput { keep: a.written.keep.clone(), compression: compression(&a.written.compression)? };
+    let output = FeatureOutput {
+        keep: a.written.keep.clone(),
+        compression: compression(&a.written.compression)?,
+        store_map: a.map_output.store.policy(),
+    };
     Ok(FeaturizeConfig { data: a.data.clone(), out: a.out.clone(), source, read, f32: a.f32, save_map, output })
 }
 

@@ -143,6 +143,7 @@ pub fn run(o: &Options, observer: &dyn Observer) -> Result<Vec<Row>> {
                         seed,
                         max_memory: None,
                         precision: kapprox::fit::Precision::F64,
+                        extend_grid: false,
                     };
                     let t = Instant::now();
                     let (model, report) = kapprox::fit(&cfg, observer)?;

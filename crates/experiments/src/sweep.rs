@@ -223,6 +223,7 @@ pub fn fit_and_test(
         seed,
         max_memory: None,
         precision: kapprox::fit::Precision::F64,
+        extend_grid: false,
     };
     let t = Instant::now();
     let (model, report) =

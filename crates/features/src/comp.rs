@@ -14,7 +14,8 @@ use crate::kernel::Kernel;
 use crate::map::FeatureMap;
 use crate::rff::{DenseFourier, check_fourier};
 use crate::sampling::{self, Family};
-use crate::spec::{Form, MapSpec};
+use crate::spec::{Form, MapSpec, Tensors};
+use crate::stored;
 use ndarray::{Array2, ArrayView2, ArrayViewMut2, s};
 use rand::Rng;
 use rand_distr::StandardNormal;
@@ -58,21 +59,7 @@ impl Comp {
         n_inner: usize,
         seed: u64,
     ) -> Result<Self> {
-        check_fourier(&kernel, form, n_input, n_inner).map_err(|e| match e {
-            FeatureError::InvalidParameter { name: "features", value, .. } => FeatureError::InvalidParameter {
-                name: "inner",
-                value,
-                expected: "a positive inner dimension (even for the pairs form)",
-            },
-            e => e,
-        })?;
-        if n_components == 0 {
-            return Err(FeatureError::InvalidParameter {
-                name: "features",
-                value: "0".into(),
-                expected: "a positive number",
-            });
-        }
+        check_sizes(&kernel, form, n_input, n_components, n_inner)?;
         let inner = DenseFourier::iid(&kernel, form, n_input, n_inner, seed);
         let scale = 1.0 / (n_components as f64).sqrt();
         let mut projection = Array2::zeros((n_inner, n_components));
@@ -83,10 +70,54 @@ impl Comp {
         Ok(Comp { kernel, form, n_components, n_inner, seed, inner, projection })
     }
 
+    /// The map of [`Comp::new`] from its stored parameters
+    /// ([`FeatureMap::random_parameters`]) when `tensors` has any, else
+    /// regenerated from `seed`.
+    ///
+    /// # Errors
+    /// As [`Comp::new`]; stored parameters missing, mis-shaped or not finite.
+    pub fn restore(
+        kernel: Kernel,
+        form: Form,
+        n_input: usize,
+        n_components: usize,
+        n_inner: usize,
+        seed: u64,
+        tensors: &Tensors,
+    ) -> Result<Self> {
+        if tensors.is_empty() {
+            return Comp::new(kernel, form, n_input, n_components, n_inner, seed);
+        }
+        check_sizes(&kernel, form, n_input, n_components, n_inner)?;
+        let inner = DenseFourier::restore("comp", form, n_input, n_inner, tensors)?;
+        let projection = stored::get(tensors, "comp", stored::PROJECTION, (n_inner, n_components))?.clone();
+        Ok(Comp { kernel, form, n_components, n_inner, seed, inner, projection })
+    }
+
     /// The inner (RFF) dimension `m`.
     pub fn n_inner(&self) -> usize {
         self.n_inner
     }
+}
+
+/// The checks of [`Comp::new`] on the kernel and sizes.
+fn check_sizes(kernel: &Kernel, form: Form, n_input: usize, n_components: usize, n_inner: usize) -> Result<()> {
+    check_fourier(kernel, form, n_input, n_inner).map_err(|e| match e {
+        FeatureError::InvalidParameter { name: "features", value, .. } => FeatureError::InvalidParameter {
+            name: "inner",
+            value,
+            expected: "a positive inner dimension (even for the pairs form)",
+        },
+        e => e,
+    })?;
+    if n_components == 0 {
+        return Err(FeatureError::InvalidParameter {
+            name: "features",
+            value: "0".into(),
+            expected: "a positive number",
+        });
+    }
+    Ok(())
 }
 
 impl FeatureMap for Comp {
@@ -121,5 +152,11 @@ impl FeatureMap for Comp {
 
     fn parameter_bytes(&self) -> usize {
         self.inner.parameter_bytes() + self.projection.len() * 8
+    }
+
+    fn random_parameters(&self) -> Tensors {
+        let mut t = Tensors::from([(stored::PROJECTION.to_string(), self.projection.clone())]);
+        self.inner.store(&mut t);
+        t
     }
 }

@@ -88,6 +88,15 @@ pub enum FeatureError {
         /// Shape expected.
         expected: Vec<usize>,
     },
+    /// A stored tensor holds a value the map cannot use (a NaN, a sign
+    /// other than ±1, a row that is not a permutation).
+    #[error("tensor {name:?}: {detail}")]
+    InvalidTensor {
+        /// Tensor name.
+        name: String,
+        /// What is wrong, and what was expected.
+        detail: String,
+    },
 }
 
 /// Result alias of this crate.

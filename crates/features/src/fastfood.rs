@@ -20,7 +20,8 @@ use crate::map::FeatureMap;
 use crate::orf::check_isotropic;
 use crate::rff::check_fourier;
 use crate::sampling::{self, Family};
-use crate::spec::{Form, MapSpec};
+use crate::spec::{Form, MapSpec, Tensors};
+use crate::stored;
 use crate::structured::{load_signed, permute_scale, store_scaled, tile_rows};
 use kapprox_core::fwht::fwht_rows;
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
@@ -116,6 +117,50 @@ impl Fastfood {
         Ok(Fastfood { kernel, form, n_input, n_components, seed, d_pad, blocks, blocks32, trig })
     }
 
+    /// The map of [`Fastfood::new`] from its stored parameters
+    /// ([`FeatureMap::random_parameters`]) when `tensors` has any, else
+    /// regenerated from `seed`.
+    ///
+    /// # Errors
+    /// As [`Fastfood::new`]; stored parameters missing, mis-shaped, not
+    /// finite, signs other than ±1, or rows of `permutation` that are not
+    /// permutations of `0..D`.
+    pub fn restore(
+        kernel: Kernel,
+        form: Form,
+        n_input: usize,
+        n_components: usize,
+        seed: u64,
+        tensors: &Tensors,
+    ) -> Result<Self> {
+        if tensors.is_empty() {
+            return Fastfood::new(kernel, form, n_input, n_components, seed);
+        }
+        check_fourier(&kernel, form, n_input, n_components)?;
+        check_isotropic("fastfood", &kernel)?;
+        let trig = Trig::restore(form, n_components, tensors, "fastfood")?;
+        let n_freq = trig.n_freq();
+        let d_pad = n_input.next_power_of_two();
+        let n_blocks = n_freq.div_ceil(d_pad);
+        let get = |name| stored::get(tensors, "fastfood", name, (n_blocks, d_pad));
+        let (sign, gauss) = (get(stored::SIGN)?, get(stored::GAUSS)?);
+        stored::check_signs(stored::SIGN, sign)?;
+        let perms = stored::permutations(stored::PERMUTATION, get(stored::PERMUTATION)?)?;
+        let scale = stored::get(tensors, "fastfood", stored::SCALE, (1, n_freq))?;
+        let blocks: Vec<Block<f64>> = perms
+            .into_iter()
+            .enumerate()
+            .map(|(b, perm)| Block {
+                sign: sign.row(b).to_vec(),
+                perm,
+                gauss: gauss.row(b).to_vec(),
+                scale: scale.row(0).iter().skip(b * d_pad).take(d_pad).copied().collect(),
+            })
+            .collect();
+        let blocks32 = blocks.iter().map(Block::to_f32).collect();
+        Ok(Fastfood { kernel, form, n_input, n_components, seed, d_pad, blocks, blocks32, trig })
+    }
+
     /// The input dimension padded to a power of two, `D`.
     pub fn padded_input(&self) -> usize {
         self.d_pad
@@ -195,6 +240,22 @@ impl FeatureMap for Fastfood {
             n_components: self.n_components,
             seed: self.seed,
         }
+    }
+
+    fn random_parameters(&self) -> Tensors {
+        let rows = |f: &dyn Fn(&Block<f64>) -> Vec<f64>| {
+            let v: Vec<f64> = self.blocks.iter().flat_map(f).collect();
+            Array2::from_shape_vec((self.blocks.len(), self.d_pad), v).expect("one row of D per block")
+        };
+        let scale: Vec<f64> = self.blocks.iter().flat_map(|b| b.scale.iter().copied()).collect();
+        let mut t = Tensors::from([
+            (stored::SIGN.to_string(), rows(&|b| b.sign.clone())),
+            (stored::PERMUTATION.to_string(), rows(&|b| b.perm.iter().map(|&p| f64::from(p)).collect())),
+            (stored::GAUSS.to_string(), rows(&|b| b.gauss.clone())),
+            (stored::SCALE.to_string(), stored::row(&scale)),
+        ]);
+        self.trig.store(&mut t);
+        t
     }
 
     fn parameter_bytes(&self) -> usize {

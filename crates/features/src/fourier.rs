@@ -2,8 +2,10 @@
 //! scalar abstraction of the f64 and f32 paths, and the row tiling of a
 //! transform call.
 
+use crate::error::Result;
 use crate::sampling;
-use crate::spec::Form;
+use crate::spec::{Form, Tensors};
+use crate::stored;
 use kapprox_core::{Par, dense, fastmath};
 use ndarray::{Array2, ArrayView2, ArrayViewMut2, Axis, s};
 use num_traits::Float;
@@ -82,6 +84,23 @@ impl Trig {
             Form::Phase => (0..n_components).map(|j| sampling::phase(seed, j)).collect(),
         };
         Trig { form, n_components, scale, phase }
+    }
+
+    /// The output stage with stored phases (see [`crate::stored`]).
+    ///
+    /// # Errors
+    /// Phases that are not one finite number per feature in the phase form.
+    pub(crate) fn restore(form: Form, n_components: usize, tensors: &Tensors, map: &'static str) -> Result<Self> {
+        let scale = (2.0 / n_components as f64).sqrt();
+        let phase = stored::phases(tensors, map, n_components, form == Form::Phase)?;
+        Ok(Trig { form, n_components, scale, phase })
+    }
+
+    /// Adds the phases of the phase form to `out` (nothing for pairs).
+    pub(crate) fn store(&self, out: &mut Tensors) {
+        if self.form == Form::Phase {
+            out.insert(stored::PHASES.to_string(), stored::row(&self.phase));
+        }
     }
 
     pub(crate) fn n_freq(&self) -> usize {

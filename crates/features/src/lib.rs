@@ -77,6 +77,7 @@ mod sampling;
 pub mod sorf;
 mod spec;
 mod special;
+mod stored;
 mod structured;
 pub mod tefm;
 

@@ -81,6 +81,16 @@ pub trait FeatureMap: Send + Sync + std::fmt::Debug {
         Tensors::default()
     }
 
+    /// The realised random parameters that the spec regenerates from its
+    /// seed (frequencies, phases, sign and Gaussian diagonals, permutations,
+    /// projections; see FORMAT.md), for a model file that other languages
+    /// can evaluate. [`MapSpec::build`] uses them instead of the seed when
+    /// they are given. Default: none (maps without random parameters, and
+    /// maps whose parameters are not exported).
+    fn random_parameters(&self) -> Tensors {
+        Tensors::default()
+    }
+
     /// Convenience: transform into a new dense array.
     fn transform(&self, x: ArrayView2<'_, f64>) -> Array2<f64> {
         let mut out = Array2::zeros((x.nrows(), self.n_output()));

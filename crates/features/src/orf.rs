@@ -14,7 +14,7 @@ use crate::kernel::Kernel;
 use crate::map::FeatureMap;
 use crate::rff::{DenseFourier, check_fourier};
 use crate::sampling::{self, Family};
-use crate::spec::{Form, MapSpec};
+use crate::spec::{Form, MapSpec, Tensors};
 use kapprox_core::dense;
 use ndarray::{Array2, ArrayView2, ArrayViewMut2, ShapeBuilder};
 use rand::Rng;
@@ -73,6 +73,29 @@ impl Orf {
         Ok(Orf { kernel, form, n_components, seed, inner: DenseFourier::new(w, trig) })
     }
 
+    /// The map of [`Orf::new`] from its stored parameters
+    /// ([`FeatureMap::random_parameters`]) when `tensors` has any, else
+    /// regenerated from `seed`.
+    ///
+    /// # Errors
+    /// As [`Orf::new`]; stored parameters missing, mis-shaped or not finite.
+    pub fn restore(
+        kernel: Kernel,
+        form: Form,
+        n_input: usize,
+        n_components: usize,
+        seed: u64,
+        tensors: &Tensors,
+    ) -> Result<Self> {
+        if tensors.is_empty() {
+            return Orf::new(kernel, form, n_input, n_components, seed);
+        }
+        check_fourier(&kernel, form, n_input, n_components)?;
+        check_isotropic("orf", &kernel)?;
+        let inner = DenseFourier::restore("orf", form, n_input, n_components, tensors)?;
+        Ok(Orf { kernel, form, n_components, seed, inner })
+    }
+
     /// The frequency matrix `W`, shape `(n_input, n_freq)`.
     pub fn frequencies(&self) -> Array2<f64> {
         self.inner.frequencies()
@@ -110,5 +133,11 @@ impl FeatureMap for Orf {
 
     fn parameter_bytes(&self) -> usize {
         self.inner.parameter_bytes()
+    }
+
+    fn random_parameters(&self) -> Tensors {
+        let mut t = Tensors::new();
+        self.inner.store(&mut t);
+        t
     }
 }

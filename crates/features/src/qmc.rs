@@ -26,7 +26,7 @@ use crate::kernel::Kernel;
 use crate::map::FeatureMap;
 use crate::rff::{DenseFourier, check_fourier};
 use crate::sampling::{self, Family};
-use crate::spec::{Form, MapSpec};
+use crate::spec::{Form, MapSpec, Tensors};
 use ndarray::{Array2, ArrayView2, ArrayViewMut2, ShapeBuilder};
 
 /// A quasi-Monte Carlo feature map for any [`Kernel`].
@@ -63,6 +63,28 @@ impl Qmc {
             w.column_mut(j).assign(&ndarray::aview1(&col));
         }
         Ok(Qmc { kernel, form, n_components, seed, inner: DenseFourier::new(w, trig) })
+    }
+
+    /// The map of [`Qmc::new`] from its stored parameters
+    /// ([`FeatureMap::random_parameters`]) when `tensors` has any, else
+    /// regenerated from `seed`.
+    ///
+    /// # Errors
+    /// As [`Qmc::new`]; stored parameters missing, mis-shaped or not finite.
+    pub fn restore(
+        kernel: Kernel,
+        form: Form,
+        n_input: usize,
+        n_components: usize,
+        seed: u64,
+        tensors: &Tensors,
+    ) -> Result<Self> {
+        if tensors.is_empty() {
+            return Qmc::new(kernel, form, n_input, n_components, seed);
+        }
+        check_fourier(&kernel, form, n_input, n_components)?;
+        let inner = DenseFourier::restore("qmc", form, n_input, n_components, tensors)?;
+        Ok(Qmc { kernel, form, n_components, seed, inner })
     }
 
     /// The frequency matrix `W`, shape `(n_input, n_freq)`.
@@ -102,6 +124,12 @@ impl FeatureMap for Qmc {
 
     fn parameter_bytes(&self) -> usize {
         self.inner.parameter_bytes()
+    }
+
+    fn random_parameters(&self) -> Tensors {
+        let mut t = Tensors::new();
+        self.inner.store(&mut t);
+        t
     }
 }
 

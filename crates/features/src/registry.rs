@@ -73,7 +73,10 @@ impl Registry {
     }
 
     /// Builds the map of `spec`. `tensors` holds the learned parts of maps
-    /// learned from data (data-independent maps ignore it).
+    /// learned from data and, when stored, the realised random parameters
+    /// of the others ([`FeatureMap::random_parameters`]), which are then
+    /// used instead of the seed; without them those maps are regenerated
+    /// from their seed.
     ///
     /// # Errors
     /// Invalid parameters (see each map's constructor), counts past the
@@ -99,25 +102,25 @@ impl Registry {
                 None => return Err(FeatureError::UnregisteredMap { name: name.clone() }),
             },
             MapSpec::Rff { kernel, form, n_input, n_components, seed } => {
-                Box::new(Rff::new(kernel, form, n_input, n_components, seed)?)
+                Box::new(Rff::restore(kernel, form, n_input, n_components, seed, tensors)?)
             }
             MapSpec::Orf { kernel, form, n_input, n_components, seed } => {
-                Box::new(Orf::new(kernel, form, n_input, n_components, seed)?)
+                Box::new(Orf::restore(kernel, form, n_input, n_components, seed, tensors)?)
             }
             MapSpec::Sorf { kernel, form, n_input, n_components, seed } => {
-                Box::new(Sorf::new(kernel, form, n_input, n_components, seed)?)
+                Box::new(Sorf::restore(kernel, form, n_input, n_components, seed, tensors)?)
             }
             MapSpec::Qmc { kernel, form, n_input, n_components, seed } => {
-                Box::new(Qmc::new(kernel, form, n_input, n_components, seed)?)
+                Box::new(Qmc::restore(kernel, form, n_input, n_components, seed, tensors)?)
             }
             MapSpec::Fastfood { kernel, form, n_input, n_components, seed } => {
-                Box::new(Fastfood::new(kernel, form, n_input, n_components, seed)?)
+                Box::new(Fastfood::restore(kernel, form, n_input, n_components, seed, tensors)?)
             }
             MapSpec::Binning { kernel, n_input, n_components, n_grids, seed } => {
                 Box::new(RandomBinning::new(kernel, n_input, n_components, n_grids, seed)?)
             }
             MapSpec::Comp { kernel, form, n_input, n_components, n_inner, seed } => {
-                Box::new(Comp::new(kernel, form, n_input, n_components, n_inner, seed)?)
+                Box::new(Comp::restore(kernel, form, n_input, n_components, n_inner, seed, tensors)?)
             }
         })
     }

@@ -9,7 +9,8 @@ use crate::fourier::{Real, Trig, apply_rows, check_shapes, for_each_tile};
 use crate::kernel::Kernel;
 use crate::map::FeatureMap;
 use crate::sampling::{self, Family};
-use crate::spec::{Form, MapSpec};
+use crate::spec::{Form, MapSpec, Tensors};
+use crate::stored;
 use ndarray::{Array2, ArrayView2, ArrayViewMut2, ShapeBuilder, s};
 use std::sync::OnceLock;
 
@@ -71,6 +72,34 @@ impl DenseFourier {
             w.column_mut(j).assign(&ndarray::aview1(&col));
         }
         DenseFourier::new(w, trig)
+    }
+
+    /// The frequencies and phases stored by [`DenseFourier::store`], for
+    /// the map named `map`.
+    ///
+    /// # Errors
+    /// A missing tensor, a shape other than `(n_input, n_freq)` and
+    /// `(1, n_components)`, or a non-finite entry.
+    pub(crate) fn restore(
+        map: &'static str,
+        form: Form,
+        n_input: usize,
+        n_components: usize,
+        tensors: &Tensors,
+    ) -> Result<Self> {
+        let trig = Trig::restore(form, n_components, tensors, map)?;
+        let stored_w = stored::get(tensors, map, stored::FREQUENCIES, (n_input, trig.n_freq()))?;
+        // The layout `iid` draws into, so that the GEMM (and its rounding) is the same.
+        let mut w = Array2::zeros(stored_w.raw_dim().f());
+        w.assign(stored_w);
+        Ok(DenseFourier::new(w, trig))
+    }
+
+    /// Adds `frequencies (n_input, n_freq)` and, in the phase form,
+    /// `phases (1, n_components)` to `out`.
+    pub(crate) fn store(&self, out: &mut Tensors) {
+        out.insert(stored::FREQUENCIES.to_string(), self.w.as_standard_layout().into_owned());
+        self.trig.store(out);
     }
 
     pub(crate) fn n_input(&self) -> usize {
@@ -144,6 +173,28 @@ impl Rff {
         Ok(Rff { kernel, form, n_components, seed, inner })
     }
 
+    /// The map of [`Rff::new`] from its stored parameters
+    /// ([`FeatureMap::random_parameters`]) when `tensors` has any, else
+    /// regenerated from `seed`.
+    ///
+    /// # Errors
+    /// As [`Rff::new`]; stored parameters missing, mis-shaped or not finite.
+    pub fn restore(
+        kernel: Kernel,
+        form: Form,
+        n_input: usize,
+        n_components: usize,
+        seed: u64,
+        tensors: &Tensors,
+    ) -> Result<Self> {
+        if tensors.is_empty() {
+            return Rff::new(kernel, form, n_input, n_components, seed);
+        }
+        check_fourier(&kernel, form, n_input, n_components)?;
+        let inner = DenseFourier::restore("rff", form, n_input, n_components, tensors)?;
+        Ok(Rff { kernel, form, n_components, seed, inner })
+    }
+
     /// The frequency matrix `W`, shape `(n_input, n_freq)`.
     pub fn frequencies(&self) -> Array2<f64> {
         self.inner.frequencies()
@@ -175,5 +226,11 @@ impl FeatureMap for Rff {
 
     fn parameter_bytes(&self) -> usize {
         self.inner.parameter_bytes()
+    }
+
+    fn random_parameters(&self) -> Tensors {
+        let mut t = Tensors::new();
+        self.inner.store(&mut t);
+        t
     }
 }

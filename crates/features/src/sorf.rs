@@ -23,7 +23,8 @@ use crate::map::FeatureMap;
 use crate::orf::check_isotropic;
 use crate::rff::check_fourier;
 use crate::sampling::{self, Family};
-use crate::spec::{Form, MapSpec};
+use crate::spec::{Form, MapSpec, Tensors};
+use crate::stored;
 use crate::structured::{load_signed, scale_rows, store_scaled, tile_rows};
 use kapprox_core::fwht::fwht_rows;
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
@@ -108,6 +109,43 @@ impl Sorf {
         Ok(Sorf { kernel, form, n_input, n_components, seed, d_pad, blocks, blocks32, trig })
     }
 
+    /// The map of [`Sorf::new`] from its stored parameters
+    /// ([`FeatureMap::random_parameters`]) when `tensors` has any, else
+    /// regenerated from `seed`.
+    ///
+    /// # Errors
+    /// As [`Sorf::new`]; stored parameters missing, mis-shaped, not finite,
+    /// or signs other than ±1.
+    pub fn restore(
+        kernel: Kernel,
+        form: Form,
+        n_input: usize,
+        n_components: usize,
+        seed: u64,
+        tensors: &Tensors,
+    ) -> Result<Self> {
+        if tensors.is_empty() {
+            return Sorf::new(kernel, form, n_input, n_components, seed);
+        }
+        check_fourier(&kernel, form, n_input, n_components)?;
+        check_isotropic("sorf", &kernel)?;
+        let trig = Trig::restore(form, n_components, tensors, "sorf")?;
+        let n_freq = trig.n_freq();
+        let d_pad = n_input.next_power_of_two();
+        let n_blocks = n_freq.div_ceil(d_pad);
+        let signs = stored::get(tensors, "sorf", stored::SIGNS, (3 * n_blocks, d_pad))?;
+        stored::check_signs(stored::SIGNS, signs)?;
+        let scale = stored::get(tensors, "sorf", stored::SCALE, (1, n_freq))?;
+        let blocks: Vec<Block<f64>> = (0..n_blocks)
+            .map(|b| Block {
+                signs: [0, 1, 2].map(|k| signs.row(3 * b + k).to_vec()),
+                scale: scale.row(0).iter().skip(b * d_pad).take(d_pad).copied().collect(),
+            })
+            .collect();
+        let blocks32 = blocks.iter().map(Block::to_f32).collect();
+        Ok(Sorf { kernel, form, n_input, n_components, seed, d_pad, blocks, blocks32, trig })
+    }
+
     /// The input dimension padded to a power of two, `D`.
     pub fn padded_input(&self) -> usize {
         self.d_pad
@@ -182,6 +220,16 @@ impl FeatureMap for Sorf {
             n_components: self.n_components,
             seed: self.seed,
         }
+    }
+
+    fn random_parameters(&self) -> Tensors {
+        let rows: Vec<f64> = self.blocks.iter().flat_map(|b| b.signs.iter().flatten().copied()).collect();
+        let signs = Array2::from_shape_vec((3 * self.blocks.len(), self.d_pad), rows).expect("3 rows of D per block");
+        let scale: Vec<f64> = self.blocks.iter().flat_map(|b| b.scale.iter().copied()).collect();
+        let mut t =
+            Tensors::from([(stored::SIGNS.to_string(), signs), (stored::SCALE.to_string(), stored::row(&scale))]);
+        self.trig.store(&mut t);
+        t
     }
 
     fn parameter_bytes(&self) -> usize {

@@ -275,6 +275,10 @@ impl FeatureMap for Tefm {
         t.insert("q".to_string(), self.q.clone());
         t
     }
+
+    fn random_parameters(&self) -> Tensors {
+        self.base.random_parameters().into_iter().map(|(k, v)| (format!("base.{k}"), v)).collect()
+    }
 }
 
 #[cfg(test)]

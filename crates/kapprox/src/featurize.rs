@@ -10,7 +10,7 @@
 use crate::fit::passes::PrepareState;
 use crate::inputs::Inputs;
 use crate::method::MethodSpec;
-use crate::model::{MODEL_FORMAT, MODEL_VERSION, Model, ModelDoc, Task};
+use crate::model::{MODEL_FORMAT, MODEL_VERSION, Model, ModelDoc, StoreMap, Task};
 use crate::observer::Observer;
 use crate::outputs::{PerShard, output_path, prepare_output_dir, refuse_non_finite};
 use crate::pipeline::{Features, Pass};
@@ -86,6 +86,9 @@ pub struct FeatureOutput {
     pub keep: Vec<String>,
     /// Compression of the written files (default [`kapprox_io::DEFAULT_COMPRESSION`]).
     pub compression: Compression,
+    /// Whether the map file of [`FeaturizeConfig::save_map`] stores the
+    /// map's random parameters (default [`StoreMap::Auto`]).
+    pub store_map: StoreMap,
 }
 
 /// What `featurize` wrote.
@@ -141,7 +144,7 @@ pub fn featurize(cfg: &FeaturizeConfig, observer: &dyn Observer) -> Result<Featu
     let (rows, files) = result?;
     let n_features = map.n_output();
     if let Some(path) = &cfg.save_map {
-        map_file(inputs, label, scaler, map).save(path)?;
+        map_file(inputs, label, scaler, map).save_with(path, cfg.output.store_map)?;
     }
     Ok(FeaturizeReport { rows, files, n_features, seconds: start.elapsed().as_secs_f64() })
 }

@@ -64,7 +64,7 @@ pub use kapprox_solve as solve;
 pub use fit::{FitConfig, FitReport, Split, fit};
 pub use inputs::{ColumnFlags, Inputs};
 pub use method::{KernelFamily, MethodParams, MethodSpec};
-pub use model::{Model, Task};
+pub use model::{Model, StoreMap, Task};
 pub use observer::{Observer, Silent};
 pub use read::ReadConfig;
 pub use sigma::SigmaSpec;

@@ -6,10 +6,13 @@
 //! - tensors `coef` `(l, k)` and `intercept` `(k)` (f64), one column per
 //!   target (regression: `k = 1`; classification: one per class, in the
 //!   order of `classes`), and `map.<name>` for every learned tensor of the
-//!   feature map (Nyström landmarks, TEFM's Q, ...);
+//!   feature map (Nyström landmarks, TEFM's Q, ...) and, when small
+//!   ([`StoreMap`]), its realised random parameters (RFF frequencies, ...);
 //! - a JSON document under the metadata key `"kapprox"`: [`ModelDoc`], with
-//!   the map spec (kind, parameters, seed — never the random matrix), the
-//!   input columns, the scaler statistics, the task and the training report.
+//!   the map spec (kind, parameters, seed), the input columns, the scaler
+//!   statistics, the task and the training report.
+//!
+//! FORMAT.md specifies every tensor and key.
 //!
 //! From Python:
 //! ```text
@@ -33,6 +36,52 @@ use std::path::Path;
 pub const MODEL_FORMAT: &str = "kapprox-model";
 /// The current model format version.
 pub const MODEL_VERSION: u32 = 1;
+
+/// Realised random parameters of at most this many bytes are stored by
+/// [`StoreMap::Auto`]: 64 MiB, e.g. RFF with `d · l/2 ≤ 8 Mi` frequencies
+/// (`d = 512`, `l = 32768`). Larger ones would dominate the model file
+/// (and its write) for a benefit only to other languages.
+pub const STORE_MAP_AUTO_BYTES: usize = 64 << 20;
+
+/// Whether a model file stores the realised random parameters of its map
+/// (frequencies, phases, Fastfood's and SORF's diagonals and permutations,
+/// Comp's projection: [`FeatureMap::random_parameters`]) besides its seed,
+/// so that other languages can compute the features (FORMAT.md).
+///
+/// A model that stores them is rebuilt from them, not from the seed: they
+/// are the parameters it was trained with, whatever later versions of
+/// kapprox's random streams or the platform's math library would draw.
+/// The file's checksum covers them like every other tensor.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StoreMap {
+    /// Only the seed: kapprox regenerates the parameters.
+    Never,
+    /// Store them when they take at most [`STORE_MAP_AUTO_BYTES`] (the default).
+    #[default]
+    Auto,
+    /// Always store them.
+    Always,
+}
+
+impl StoreMap {
+    /// The random parameters of `map` to store under this policy.
+    pub fn tensors(self, map: &dyn FeatureMap) -> Tensors {
+        match self {
+            StoreMap::Never => Tensors::new(),
+            StoreMap::Always => map.random_parameters(),
+            // `parameter_bytes` bounds the stored bytes from above (Fastfood
+            // and SORF also count their f32 copies): a map clearly too large
+            // is not copied only to be dropped.
+            StoreMap::Auto if map.parameter_bytes() > 2 * STORE_MAP_AUTO_BYTES => Tensors::new(),
+            StoreMap::Auto => {
+                let t = map.random_parameters();
+                let bytes: usize = t.values().map(|a| a.len() * 8).sum();
+                if bytes <= STORE_MAP_AUTO_BYTES { t } else { Tensors::new() }
+            }
+        }
+    }
+}
 
 /// Regression or one-vs-rest classification.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -94,16 +143,27 @@ pub struct Model {
 impl Model {
     /// Writes the model atomically, with a checksum (see [`Model::to_bytes`]).
     pub fn save(&self, path: &Path) -> Result<()> {
-        crate::tensorfile::write_atomic(path, &self.to_bytes()?)
+        self.save_with(path, StoreMap::default())
+    }
+
+    /// [`Model::save`], storing the map's random parameters as `store` says.
+    pub fn save_with(&self, path: &Path, store: StoreMap) -> Result<()> {
+        crate::tensorfile::write_atomic(path, &self.to_bytes_with(store)?)
     }
 
     /// The model file's bytes, with a digest of the whole file that
-    /// [`Model::load`] verifies.
+    /// [`Model::load`] verifies; random parameters stored by [`StoreMap::Auto`].
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        self.to_bytes_with(StoreMap::default())
+    }
+
+    /// [`Model::to_bytes`], storing the map's random parameters as `store`
+    /// says (as `map.<name>` tensors beside the learned ones).
+    pub fn to_bytes_with(&self, store: StoreMap) -> Result<Vec<u8>> {
         let mut f = TensorFile { doc: serde_json::to_value(&self.doc)?, ..Default::default() };
         f.tensors.insert("coef".into(), self.coef.clone().into_dyn());
         f.tensors.insert("intercept".into(), self.intercept.clone().into_dyn());
-        for (name, t) in self.map.tensors() {
+        for (name, t) in self.map.tensors().into_iter().chain(store.tensors(self.map.as_ref())) {
             f.tensors.insert(format!("map.{name}"), t.into_dyn());
         }
         f.to_bytes_checked()

@@ -2,7 +2,7 @@
 //! fitted once and reused, selection at the edge of a grid said out loud,
 //! and featurize memory bounded by the chunk size.
 
-use crate::util::{Dir, check_error, cpu_test, cpu_train};
+use crate::util::{Dir, check_error, check_error_parts, cpu_test, cpu_train};
 use kapprox::io::read_columns;
 
 fn z_names(l: usize) -> Vec<String> {
@@ -140,3 +140,92 @@ kapprox_test!(
         }
     }
 );
+
+// TEFM over a Nyström base needs at least --features base features; on data
+// of low rank the base keeps fewer, and the error says so (before: "cannot
+// orthonormalise 24 columns in dimension 16").
+kapprox_test!(tefm_over_a_nystrom_base_of_low_rank_says_what_the_base_kept, |dir| {
+    // 16 distinct points (a 4 × 4 grid): every kernel matrix has rank ≤ 16.
+    let mut csv = String::from("a,b,y\n");
+    for i in 0..400 {
+        let (a, b) = ((i % 4) as f64, (i / 4 % 4) as f64);
+        csv.push_str(&format!("{a},{b},{}\n", a * b));
+    }
+    let data = dir.write("grid.csv", &csv);
+    dir.convert(&data, "grid", &[]);
+    let err = dir
+        .cmd(&["fit", "--train", "grid", "--out", "m.safetensors", "--map", "tefm-g", "--base", "nystrom"])
+        .args(&["--features", "24", "--sketch-features", "64", "--sigma", "1"])
+        .fails();
+    check_error_parts(
+        &err,
+        &["tefm over nystrom at sigma 1.0000", "the Nyström base kept only", "ask for at most", "--features"],
+    );
+    let kept: usize = err.split("kept only ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    assert!(kept <= 16, "{err}");
+});
+
+// --extend-grid on a target whose best penalty lies below the default grid
+// (a noise-free linear target: ever smaller penalties fit it better), and
+// with bandwidth candidates far below the best one. Without the flag the
+// choices sit at the edge (and say so); with it the α grid moves past the
+// edge from the same statistics, the σ candidates by one more fit, and the
+// validation error drops.
+kapprox_test!(extend_grid_moves_sigma_and_alpha_past_the_edge_of_their_grids, |dir| {
+    let mut csv = String::from("a,b,c,y\n");
+    for i in 0..3000usize {
+        let u = |k: usize| ((i * 7919 + k * 104_729) % 1009) as f64 / 1009.0 * 2.0 - 1.0;
+        let (a, b, c) = (u(1), u(2), u(3));
+        csv.push_str(&format!("{a},{b},{c},{}\n", a + 2.0 * b - c));
+    }
+    let data = dir.write("linear.csv", &csv);
+    dir.convert(&data, "linear", &[]);
+    let fit = |out: &str, extra: &[&str]| {
+        dir.cmd(&["fit", "--train", "linear", "--out", out, "--features", "128", "--json"]).args(extra).json()
+    };
+    let mse = |r: &serde_json::Value| {
+        let best = r["candidates"].as_array().unwrap().iter().find(|c| c["sigma"] == r["sigma"]).unwrap();
+        best["validation_mse"].as_f64().unwrap()
+    };
+    let sigmas = |r: &serde_json::Value| -> Vec<f64> {
+        r["candidates"].as_array().unwrap().iter().map(|c| c["sigma"].as_f64().unwrap()).collect()
+    };
+    // α: the default grid, extended downwards with no extra pass.
+    let plain = fit("plain.safetensors", &[]);
+    let warnings = plain["warnings"].to_string();
+    assert!(warnings.contains("is the smallest of the 17 --alpha values"), "{warnings}");
+    assert!(plain["report"].get("extended").is_none(), "{plain}");
+    let ext = fit("extended.safetensors", &["--extend-grid"]);
+    let (p, e) = (&plain["report"], &ext["report"]);
+    let smallest_alpha = p["candidates"][0]["curve"][0]["alpha"].as_f64().unwrap();
+    assert!(e["alpha"].as_f64().unwrap() < smallest_alpha, "alpha {} within the default grid", e["alpha"]);
+    assert!(e["extended"]["alphas_added"].as_u64().unwrap() >= 8, "{e}");
+    // α grows from the same statistics: only a σ extension adds passes.
+    let extra = e["extended"]["extra_passes"].as_u64().unwrap();
+    assert_eq!(e["passes"].as_u64().unwrap(), p["passes"].as_u64().unwrap() + extra, "{e}");
+    assert!(mse(e) < mse(p), "extended {} vs plain {}", mse(e), mse(p));
+    // σ: candidates far below the best, extended upwards by one more fit.
+    let narrow = ["--sigma", "auto*0.01,auto*0.02", "--alpha", "1e-6"];
+    let plain = fit("narrow.safetensors", &narrow);
+    assert!(plain["warnings"].to_string().contains("is the largest of the 2 --sigma candidates"), "{plain}");
+    let ext = fit("narrow-extended.safetensors", &[&narrow[..], &["--extend-grid"]].concat());
+    let (p, e) = (&plain["report"], &ext["report"]);
+    assert_eq!(e["extended"]["sigmas_added"].as_array().unwrap().len(), 3, "{e}");
+    let largest = sigmas(p).into_iter().fold(0.0, f64::max);
+    assert!(e["sigma"].as_f64().unwrap() > largest, "sigma {} within the given candidates", e["sigma"]);
+    assert_eq!(sigmas(e).len(), 5, "{e}");
+    let extra = e["extended"]["extra_passes"].as_u64().unwrap();
+    assert!(extra >= 1 && e["passes"].as_u64().unwrap() == p["passes"].as_u64().unwrap() + extra, "{e}");
+    assert!(mse(e) < mse(p), "extended {} vs plain {}", mse(e), mse(p));
+    // The model records the extension; the text report says it.
+    assert!(dir.model("extended.safetensors").doc.training["extended"]["sigmas_added"].is_array());
+    let o = dir.cmd(&["fit", "--train", "linear", "--out", "t.safetensors", "--features", "32", "--extend-grid"]);
+    let o = o.into_command().output().unwrap();
+    let text = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{text}");
+    assert!(text.contains("--extend-grid: ") && text.contains("sigma candidates added"), "{text}");
+    // One process only; exact kernel ridge has its own grids.
+    let err =
+        dir.cmd(&["fit", "--train", "linear", "--out", "w.safetensors", "--extend-grid", "--workers", "2"]).fails();
+    assert!(err.contains("--extend-grid fits in one process"), "{err}");
+});

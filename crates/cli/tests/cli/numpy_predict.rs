@@ -1,6 +1,9 @@
 //! A model file is portable: `tests/numpy_predict.py` (numpy only, the
 //! container read by hand) reproduces `kapprox predict` from the file alone,
-//! following FORMAT.md, for every map whose parameters the file stores.
+//! following FORMAT.md, for every map whose parameters the file stores:
+//! Nyström, exact kernel columns, TEFM, and the random-feature maps (RFF,
+//! ORF, QMC, SORF, Fastfood, Comp) with their random parameters stored
+//! (`--store-map`, on by default for small maps).
 //!
 //! Python with numpy is looked for in `KAPPROX_PYTHON`, a virtual
 //! environment under the target directory, then `python3`; numpy is
@@ -80,12 +83,27 @@ kapprox_test!(numpy_reproduces_predict_from_the_model_file_alone, |dir| {
     let test_csv = dir.write("test.csv", &csv(300, 5000));
     dir.convert(&dir.join("train.csv"), "train", &[]);
     dir.convert(&test_csv, "test", &[]);
-    let maps: [(&str, &[&str]); 5] = [
+    // d = 3 (--columns a,b,c) pads to D = 4 for SORF and Fastfood; 42 features in pairs leave a
+    // last block of one frequency.
+    let maps: [(&str, &[&str]); 18] = [
         ("nystrom-gaussian", &["--map", "nystrom", "--features", "128"]),
         ("nystrom-laplacian", &["--map", "nystrom", "--kernel", "laplacian", "--features", "96"]),
         ("nystrom-matern", &["--map", "nystrom", "--kernel", "matern", "--nu", "2.5", "--features", "64"]),
         ("tefm-nystrom", &["--map", "tefm-g", "--base", "nystrom", "--features", "8", "--sketch-features", "64"]),
         ("exact", &["--map", "exact", "--sigma", "auto,auto*2"]),
+        ("rff-gaussian", &["--features", "64"]),
+        ("rff-laplacian-phase", &["--kernel", "laplacian", "--form", "phase", "--features", "48"]),
+        ("rff-cauchy", &["--kernel", "cauchy", "--features", "40"]),
+        ("rff-matern", &["--kernel", "matern", "--nu", "1.5", "--features", "40"]),
+        ("orf", &["--map", "orf", "--features", "42", "--columns", "a,b,c"]),
+        ("orf-phase", &["--map", "orf", "--form", "phase", "--features", "21"]),
+        ("qmc", &["--map", "qmc", "--kernel", "laplacian", "--features", "40"]),
+        ("sorf", &["--map", "sorf", "--features", "42", "--columns", "a,b,c"]),
+        ("sorf-phase", &["--map", "sorf", "--form", "phase", "--features", "13"]),
+        ("fastfood", &["--map", "fastfood", "--features", "42", "--columns", "a,b,c"]),
+        ("fastfood-phase", &["--map", "fastfood", "--kernel", "matern", "--form", "phase", "--features", "11"]),
+        ("comp", &["--map", "comp", "--features", "16", "--inner", "32"]),
+        ("tefm-rff", &["--map", "tefm-g", "--features", "8", "--sketch-features", "64", "--store-map", "always"]),
     ];
     for (name, flags) in maps {
         let model = format!("{name}.safetensors");
@@ -100,9 +118,13 @@ kapprox_test!(numpy_reproduces_predict_from_the_model_file_alone, |dir| {
         eprintln!("{name}: numpy vs predict, max relative difference {err:.2e}");
         assert!(err <= 1e-10, "{name}: numpy differs from predict by {err:e} (relative)");
     }
-    // Maps regenerated from their seed do not store their parameters: the
-    // script says so instead of guessing.
-    dir.cmd(&["fit", "--train", "train", "--out", "rff.safetensors", "--features", "64", "--sigma", "auto"]).stdout();
-    let err = numpy_predictions(&python, &dir.join("rff.safetensors"), &test_csv).expect_err("rff is refused");
+    // A model written with --store-map never holds the seed only: the script says so instead of
+    // guessing, and kapprox still predicts the same from the seed.
+    let flags = ["--features", "64", "--store-map", "never"];
+    dir.cmd(&["fit", "--train", "train", "--out", "rff-seed.safetensors"]).args(&flags).stdout();
+    let err = numpy_predictions(&python, &dir.join("rff-seed.safetensors"), &test_csv).expect_err("seed only");
     assert!(err.contains("map 'rff'") && err.contains("FORMAT.md"), "{err}");
+    dir.cmd(&["predict", "--model", "rff-seed.safetensors", "--data", "test", "--out", "pred-rff-seed"]).stdout();
+    let (seed, stored) = (read_column(dir.join("pred-rff-seed"), "prediction").unwrap(), "pred-rff-gaussian");
+    assert_eq!(seed, read_column(dir.join(stored), "prediction").unwrap(), "stored parameters are the seed's");
 });

@@ -100,6 +100,7 @@ impl Split {
 /// | `seed` | 0 | seed of the maps, samples and split |
 /// | `max_memory` | none | refuse statistics larger than this many bytes |
 /// | `precision` | f64 | precision of the fit pass's block products ([`Precision`]) |
+/// | `extend_grid` | off | extend the α and σ grids past the edge holding the choice |
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FitConfig {
     /// Training data.
@@ -127,6 +128,12 @@ pub struct FitConfig {
     /// before it existed: f64).
     #[serde(default)]
     pub precision: Precision,
+    /// Extend the α grid (from the same statistics) and, in [`crate::fit()`],
+    /// the σ candidates (one more fit) past the edge that holds the choice
+    /// (`--extend-grid`, see [`super::extend`]). Absent in files written
+    /// before it existed: off.
+    #[serde(default)]
+    pub extend_grid: bool,
 }
 
 impl FitConfig {
@@ -146,6 +153,7 @@ impl FitConfig {
             seed: 0,
             max_memory: None,
             precision: Precision::F64,
+            extend_grid: false,
         }
     }
 

@@ -204,6 +204,7 @@ pub fn fit_exact(cfg: &FitConfig, observer: &dyn Observer) -> Result<(Model, Fit
         n_features: map.n_output(),
         candidates: reports,
         statistics_bytes: (ids.len() * ids.len() * 8) as u64,
+        extended: None,
         seconds: Timings {
             prepare: t_prepare,
             sketch: 0.0,

@@ -24,7 +24,7 @@ use super::passes::{
 use super::plan::{JobBase, PassKind, plan, sample_rows};
 use super::prepare::{Prepared, finish_prepare};
 use super::select::select;
-use super::{FitConfig, FitReport, Timings, check_memory, estimate_memory, sketch_kind};
+use super::{FitConfig, FitReport, GridExtension, Timings, check_memory, estimate_memory, sketch_kind};
 use crate::method::MethodSpec;
 use crate::model::{MODEL_FORMAT, MODEL_VERSION, Model, ModelDoc, Task};
 use crate::observer::Observer;
@@ -408,6 +408,7 @@ impl FitJob {
             n_features: sel.map.n_output(),
             candidates: sel.candidates,
             statistics_bytes: self.stat_bytes,
+            extended: cfg.extend_grid.then(|| GridExtension { alphas_added: sel.alphas_added, ..Default::default() }),
             seconds,
         };
         let doc = ModelDoc {

@@ -28,6 +28,7 @@ pub mod acc;
 pub mod class_moments;
 pub mod config;
 pub mod exact;
+pub mod extend;
 pub mod job;
 pub mod memory;
 pub mod passes;
@@ -37,6 +38,7 @@ pub mod report;
 pub mod select;
 
 pub use config::{FitConfig, Precision, Split};
+pub use extend::GridExtension;
 pub use job::{FitJob, PassState, Progress};
 pub use memory::{check_memory, estimate_memory, human_bytes};
 pub use plan::{JobBase, PassKind, ShardFingerprint};
@@ -58,12 +60,18 @@ use kapprox_sketch::SketchKind;
 /// ridge ([`crate::method::MethodSpec::Exact`]) holds all rows instead
 /// ([`exact`]).
 ///
+/// With `cfg.extend_grid`, a σ at the edge of its candidates runs one more
+/// fit beyond it ([`extend`]).
+///
 /// # Errors
 /// Unreadable or bad data (naming the file, row and column), a missing
 /// label column, statistics beyond `cfg.max_memory`, or a failed solve.
 pub fn fit(cfg: &FitConfig, observer: &dyn Observer) -> Result<(Model, FitReport)> {
     if cfg.method.is_exact() {
         return exact::fit_exact(cfg, observer);
+    }
+    if cfg.extend_grid {
+        return extend::fit_extending_sigma(cfg, observer);
     }
     FitJob::new(cfg)?.run_to_end(observer)
 }

@@ -80,6 +80,9 @@ pub struct FitReport {
     pub candidates: Vec<CandidateReport>,
     /// Bytes of statistics held by the fit pass.
     pub statistics_bytes: u64,
+    /// What `--extend-grid` added (absent without it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extended: Option<super::extend::GridExtension>,
     /// Seconds per stage.
     pub seconds: Timings,
 }
@@ -129,11 +132,12 @@ impl FitReport {
     /// (eigenvalues of `K_mm` at or below `rel_tol · λ_max` are dropped).
     pub fn warnings(&self, requested: usize) -> Vec<String> {
         let mut out = Vec::new();
+        let hint = if self.extended.is_some() { " (even after --extend-grid)" } else { " or use --extend-grid" };
         let sigmas: Vec<f64> = self.candidates.iter().map(|c| c.sigma).collect();
         if let Some(side) = edge(&sigmas, self.sigma) {
             out.push(format!(
                 "sigma {:.4} is the {side} of the {} --sigma candidates: the best bandwidth may lie beyond; add \
-                 candidates {} it (e.g. auto*{})",
+                 candidates {} it (e.g. auto*{}){hint}",
                 self.sigma,
                 sigmas.len(),
                 if side == "smallest" { "below" } else { "above" },
@@ -145,7 +149,7 @@ impl FitReport {
         if let Some(side) = edge(&alphas, self.alpha) {
             out.push(format!(
                 "alpha {:.3e} is the {side} of the {} --alpha values: the best penalty may lie beyond; extend the \
-                 range {} (--alpha LO..HI:N)",
+                 range {} (--alpha LO..HI:N){hint}",
                 self.alpha,
                 alphas.len(),
                 if side == "smallest" { "downwards" } else { "upwards" }

@@ -17,6 +17,7 @@
 //! of the accuracy picks (table there).
 
 use super::acc::Acc;
+use super::extend::{ALPHA_ROUNDS, alpha_extension};
 use super::passes::FitState;
 use super::report::{CandidateReport, CurvePoint, default_alphas};
 use super::{FitConfig, Split};
@@ -45,6 +46,8 @@ pub struct Selection {
     pub model: RidgeModel,
     /// Rows in the held-out parts (the validation set, or all rows for k folds).
     pub held_out_rows: f64,
+    /// α values `--extend-grid` added past the grid's edge, over all candidates.
+    pub alphas_added: usize,
 }
 
 /// A candidate's statistics after the pass, in final feature space.
@@ -122,6 +125,7 @@ pub fn select(
     // Only the best candidate so far keeps its statistics: the peak of
     // selection is the pass's statistics plus one candidate's solve.
     let mut leader: Option<(usize, Finished)> = None;
+    let mut alphas_added = 0;
     let sketches = std::mem::take(&mut state.sketches);
     let parts = std::mem::take(&mut state.parts);
     for (((accs, map), sk), &sigma) in parts.into_iter().zip(maps).zip(sketches).zip(sigmas) {
@@ -132,11 +136,23 @@ pub fn select(
             }
         }
         let n_total: f64 = f.parts.iter().map(Moments::n_samples).sum();
-        let alphas = cfg.alphas.clone().unwrap_or_else(|| default_alphas(n_total));
-        let sel = match cfg.split {
-            Split::Holdout(_) => kapprox_solve::holdout(&f.parts[0], &f.parts[1], &alphas)?,
-            Split::Folds(_) => kapprox_solve::cross_validate(&f.parts, &alphas)?,
+        let mut alphas = cfg.alphas.clone().unwrap_or_else(|| default_alphas(n_total));
+        let validate = |alphas: &[f64]| match cfg.split {
+            Split::Holdout(_) => kapprox_solve::holdout(&f.parts[0], &f.parts[1], alphas),
+            Split::Folds(_) => kapprox_solve::cross_validate(&f.parts, alphas),
         };
+        let mut sel = validate(&alphas)?;
+        // `--extend-grid`: past the edge holding the choice, from the same statistics.
+        let rounds = if cfg.extend_grid { ALPHA_ROUNDS } else { 0 };
+        for _ in 0..rounds {
+            let more = alpha_extension(&alphas, alphas[sel.best_index]);
+            if more.is_empty() {
+                break;
+            }
+            alphas_added += more.len();
+            alphas.extend(more);
+            sel = validate(&alphas)?;
+        }
         let curve: Vec<CurvePoint> = alphas
             .iter()
             .zip(sel.mean_mse.iter())
@@ -163,5 +179,5 @@ pub fn select(
     let held_out_rows = held.iter().map(|&p| f.parts[p].n_samples()).sum();
     let total = total_of(&f.parts);
     let model = kapprox_solve::Ridge::params().with_alpha(alpha).check()?.fit(&total)?.model;
-    Ok(Selection { best, alpha, candidates: reports, classes, map: f.map, model, held_out_rows })
+    Ok(Selection { best, alpha, candidates: reports, classes, map: f.map, model, held_out_rows, alphas_added })
 }

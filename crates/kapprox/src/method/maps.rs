@@ -92,12 +92,30 @@ impl MethodSpec {
         seed: u64,
         landmarks: Option<&Array2<f64>>,
     ) -> Result<Box<dyn FeatureMap>> {
-        let MethodSpec::Tefm { kernel, base, form, sketch_features, .. } = *self else { bail!("not a TEFM method") };
+        let MethodSpec::Tefm { kernel, base, form, sketch_features, n_components, .. } = *self else {
+            bail!("not a TEFM method")
+        };
         match base {
             TefmBase::Map(kind) => kind_map(kind, kernel, form, sketch_features, None, None, sigma, n_input, seed),
             TefmBase::Nystrom => {
                 let l = landmarks.context("TEFM over Nyström needs the landmark sample")?;
-                Ok(Box::new(Nystrom::fit(kernel.at(sigma), l.clone(), kapprox_features::nystrom::DEFAULT_REL_TOL)?))
+                let rel_tol = kapprox_features::nystrom::DEFAULT_REL_TOL;
+                let base = Nystrom::fit(kernel.at(sigma), l.clone(), rel_tol)?;
+                // Q needs at least l base features; say why there are fewer
+                // rather than fail later in the range finder's orthonormalisation.
+                if base.n_output() < n_components {
+                    bail!(
+                        "tefm over nystrom at sigma {sigma:.4}: the Nyström base kept only {} of its {} landmarks' \
+                         features (the other eigenvalues of their kernel matrix are below {rel_tol:e} times the \
+                         largest: the data is numerically of low rank at this bandwidth), fewer than the \
+                         {n_components} --features asked for; ask for at most {} --features, or use smaller --sigma \
+                         candidates",
+                        base.n_output(),
+                        l.nrows(),
+                        base.n_output()
+                    );
+                }
+                Ok(Box::new(base))
             }
         }
     }

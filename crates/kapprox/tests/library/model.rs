@@ -4,9 +4,10 @@
 use crate::util::{Fixture, fixture, rel_diff};
 use kapprox::distributed::RunDoc;
 use kapprox::distributed::files::read_part;
+use kapprox::features::FeatureMap;
 use kapprox::io::read_column;
 use kapprox::predict::predict_to_dir;
-use kapprox::{FitConfig, MethodParams, Model, SigmaSpec, Silent, fit};
+use kapprox::{FitConfig, MethodParams, Model, SigmaSpec, Silent, StoreMap, fit};
 
 #[test]
 fn a_saved_model_loads_into_an_equal_model() {
@@ -73,4 +74,53 @@ fn part_files_of_earlier_versions_load_into_todays_run() {
     let today = RunDoc { config: FitConfig::new(f.data(), method), base: doc.run.base.clone() };
     assert_eq!(today.difference(&doc.run), None);
     assert_eq!(doc.run.config.sigmas, FitConfig::new(f.data(), "rff".parse().unwrap()).sigmas);
+}
+
+/// The byte range of tensor `name` in safetensors `bytes`.
+fn tensor_bytes(bytes: &[u8], name: &str) -> std::ops::Range<usize> {
+    let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    let header: serde_json::Value = serde_json::from_slice(&bytes[8..8 + n]).unwrap();
+    let off = &header[name]["data_offsets"];
+    let (a, b) = (off[0].as_u64().unwrap() as usize, off[1].as_u64().unwrap() as usize);
+    8 + n + a..8 + n + b
+}
+
+/// `--store-map`: the realised random parameters are stored (by default
+/// for small maps), covered by the checksum, and give the seed's model.
+#[test]
+fn stored_random_parameters_load_into_the_seeds_model_and_are_checksummed() {
+    let f = Fixture::new();
+    for map in ["rff", "orf", "qmc", "sorf", "fastfood", "comp", "tefm-g"] {
+        let method = MethodParams { map: map.into(), n_components: 24, ..MethodParams::default() }.check(1, None);
+        let cfg = FitConfig { sigmas: vec![SigmaSpec::Value(1.5)], ..FitConfig::new(f.data(), method.unwrap()) };
+        let (model, _) = fit(&cfg, &Silent).unwrap();
+        let (stored, seed) = (f.path(&format!("{map}-stored")), f.path(&format!("{map}-seed")));
+        model.save(&stored).unwrap();
+        model.save_with(&seed, StoreMap::Never).unwrap();
+        let (a, b) = (Model::load(&stored).unwrap(), Model::load(&seed).unwrap());
+        let names: Vec<String> = a.map.random_parameters().into_keys().collect();
+        assert!(!names.is_empty() && b.map.random_parameters() == a.map.random_parameters(), "{map}");
+        assert_eq!(predict(&f, &a, &format!("{map}-a")), predict(&f, &b, &format!("{map}-b")), "{map}: bitwise");
+        // One flipped bit in the stored frequencies (or diagonals) is caught by the checksum.
+        let mut bytes = std::fs::read(&stored).unwrap();
+        let range = tensor_bytes(&bytes, &format!("map.{}", names[0]));
+        bytes[range.start + 3] ^= 0x10;
+        std::fs::write(&stored, &bytes).unwrap();
+        let e = format!("{:#}", Model::load(&stored).unwrap_err());
+        assert!(e.contains("checksum mismatch"), "{map}: {e}");
+    }
+}
+
+/// `StoreMap::Auto` stores at most 64 MiB of random parameters.
+#[test]
+fn auto_stores_random_parameters_up_to_64_mib() {
+    use kapprox::features::{Form, Kernel, Rff};
+    assert_eq!(kapprox::model::STORE_MAP_AUTO_BYTES, 64 << 20);
+    let rff = |l| Rff::new(Kernel::Gaussian { sigma: 1.0 }, Form::Pairs, 1024, l, 1).unwrap();
+    // 1024 · 8192 frequencies of 8 bytes: exactly 64 MiB; one more frequency is over.
+    let (at, over) = (rff(16_384), rff(16_386));
+    assert_eq!(StoreMap::Auto.tensors(&at)["frequencies"].dim(), (1024, 8192));
+    assert!(StoreMap::Auto.tensors(&over).is_empty());
+    assert_eq!(StoreMap::Always.tensors(&over).len(), over.random_parameters().len());
+    assert!(StoreMap::Never.tensors(&at).is_empty());
 }
