@@ -30,6 +30,7 @@ pub mod config;
 pub mod exact;
 pub mod job;
 pub mod memory;
+pub mod nystrom_gram;
 pub mod passes;
 pub mod plan;
 pub mod prepare;
