@@ -67,7 +67,7 @@ def load():
 
 
 def kx_fit(kx, train, model, kmap, l, sigma, task, seed, extra=()):
-    cmd = [kx, "-q", "fit", "--train", train, "--out", model, "--map", kmap, "--features", str(l),
+    cmd = [kx, "-q", "fit", "--train", train, "--out", model, "--overwrite", "--map", kmap, "--features", str(l),
            "--sigma", str(sigma), "--task", task, "--seed", str(seed), "--label", "label", "--json", *extra]
     wall, _, out = sc.run_child(cmd)
     return wall, json.loads(out)

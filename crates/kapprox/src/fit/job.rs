@@ -18,6 +18,7 @@
 //! [`Progress`], which `crate::distributed` serialises into pass-result
 //! files, so the passes can run in other processes or on other machines.
 
+use super::nystrom_gram::kernel_gram;
 use super::passes::{
     FitState, PrepareState, SketchInput, SketchState, fit_pass, prepare_pass, read_options, sketch_pass,
 };
@@ -272,7 +273,11 @@ impl FitJob {
                 self.progress.maps = Some(maps);
             }
             let maps = self.progress.maps.as_ref().expect("built above");
-            let l_acc = maps[0].n_output();
+            // Nyström accumulating kernel columns holds m, not r, columns.
+            let l_acc = match kernel_gram(&self.cfg, maps[0].as_ref())? {
+                Some(g) => g.columns.n_output(),
+                None => maps[0].n_output(),
+            };
             let k_guess = if self.cfg.task == Task::Regression { 1 } else { 2 };
             let sketch_l = self.tefm_sketch().map_or(0, |(_, l)| l);
             self.stat_bytes = estimate_memory(maps.len(), l_acc, k_guess, self.cfg.split.n_parts(), sketch_l);

@@ -31,6 +31,7 @@ pub mod exact;
 pub mod extend;
 pub mod job;
 pub mod memory;
+pub mod nystrom_gram;
 pub mod passes;
 pub mod plan;
 pub mod prepare;

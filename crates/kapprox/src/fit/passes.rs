@@ -16,10 +16,11 @@
 use super::FitConfig;
 use super::acc::Acc;
 use super::config::Precision;
+use super::nystrom_gram::kernel_gram;
 use crate::observer::Observer;
 use crate::pipeline::{Features, Pass, PassReport};
 use anyhow::{Context, Result};
-use kapprox_features::FeatureMap;
+use kapprox_features::{FeatureMap, KernelColumns};
 use kapprox_io::{CategoryCounts, ColumnStats, Dataset, ReadOptions, Scaler};
 use kapprox_sketch::{ProductAccumulator, RangeSketch, Reservoir, Sketch, SketchKind};
 use ndarray::Array2;
@@ -365,15 +366,23 @@ pub fn fit_pass(
         .iter()
         .map(|m| tefm_sketch.map(|(kind, l)| Sketch::new(kind, m.n_output(), l, cfg.seed)).transpose())
         .collect::<Result<_, _>>()?;
+    // Nyström candidates whose statistics can be projected accumulate their
+    // kernel columns instead (see `nystrom_gram`).
+    let kernel_columns: Vec<Option<KernelColumns>> =
+        maps.iter().map(|m| Ok(kernel_gram(cfg, m.as_ref())?.map(|g| g.columns))).collect::<Result<_>>()?;
+    let map_refs: Vec<&dyn FeatureMap> = maps
+        .iter()
+        .zip(&kernel_columns)
+        .map(|(m, c)| c.as_ref().map_or(m.as_ref(), |c| c as &dyn FeatureMap))
+        .collect();
     let mut state = FitState {
-        parts: maps.iter().map(|m| (0..n_parts).map(|_| Acc::new(cfg.task, m.n_output())).collect()).collect(),
+        parts: map_refs.iter().map(|m| (0..n_parts).map(|_| Acc::new(cfg.task, m.n_output())).collect()).collect(),
         sketches: Vec::new(),
         rows: 0,
         skipped: 0,
         imputed: 0,
         other: Vec::new(),
     };
-    let map_refs: Vec<&dyn FeatureMap> = maps.iter().map(|m| m.as_ref()).collect();
     let mut rows_of: Vec<Vec<usize>> = vec![Vec::new(); n_parts];
     let mut ids: Vec<u64> = Vec::new();
     let mut split_of = u64::MAX;

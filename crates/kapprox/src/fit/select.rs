@@ -18,6 +18,7 @@
 
 use super::acc::Acc;
 use super::extend::{ALPHA_ROUNDS, alpha_extension};
+use super::nystrom_gram::kernel_gram;
 use super::passes::FitState;
 use super::report::{CandidateReport, CurvePoint, default_alphas};
 use super::{FitConfig, Split};
@@ -65,6 +66,11 @@ fn finish_candidate(
     classes: &[f64],
 ) -> Result<Finished> {
     let mut parts: Vec<Moments> = accs.into_iter().map(|a| a.into_moments(classes)).collect();
+    if let Some(g) = kernel_gram(cfg, map.as_ref())? {
+        // The pass accumulated the kernel columns: project them by N.
+        parts = parts.iter().map(|p| p.project(g.normalization.view())).collect();
+        return Ok(Finished { parts, map });
+    }
     if let (MethodSpec::Tefm { power, .. }, Some(sk)) = (method, sketch) {
         // One-pass TEFM: Q from FᵀF (all rows) and FᵀΘ, then the statistics
         // of G = FQ by projection.

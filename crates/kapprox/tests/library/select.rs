@@ -121,3 +121,51 @@ fn classification_selection_is_the_validation_squared_error_of_explicit_solves()
         assert!(diff <= 1e-9 * scale, "{split:?}: refit differs by {diff} (scale {scale})");
     }
 }
+
+/// Nyström with the default α grid accumulates the kernel columns and
+/// projects their statistics by `N` (`kapprox::fit::nystrom_gram`): the
+/// validation curve and the refitted model must still be those of ridge on
+/// the Nyström features of the rows, solved explicitly.
+#[test]
+fn nystrom_selection_from_projected_kernel_columns_matches_explicit_solves() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let g = GenerateConfig { rows: 1200, features: 6, classes: 0, rows_per_shard: 400, seed: 3, overwrite: false };
+    generate(&g, &data, &Silent).unwrap();
+    let method =
+        MethodParams { map: "nystrom".into(), n_components: 80, ..MethodParams::default() }.check(1, None).unwrap();
+    let split = Split::Holdout(0.25);
+    let cfg = FitConfig { sigmas: vec![SigmaSpec::Value(1.5)], split, seed: 4, ..FitConfig::new(&data, method) };
+    let (model, report) = fit(&cfg, &Silent).unwrap();
+    assert!(
+        kapprox::fit::nystrom_gram::kernel_gram(&cfg, model.map.as_ref()).unwrap().is_some(),
+        "this fit must take the projected path"
+    );
+    let own_grid = FitConfig { alphas: Some(vec![1.0]), ..cfg.clone() };
+    assert!(kapprox::fit::nystrom_gram::kernel_gram(&own_grid, model.map.as_ref()).unwrap().is_none());
+    let mut x = read_columns(&data, &model.doc.feature_columns).unwrap();
+    let y = read_columns(&data, &["label".to_string()]).unwrap();
+    model.doc.scaler.apply_in_place(x.view_mut());
+    let z = model.map.transform(x.view());
+    let part: Vec<usize> = (0..z.nrows()).map(|i| split.part_of(cfg.seed, i as u64)).collect();
+    let train: Vec<usize> = (0..z.nrows()).filter(|&i| part[i] == 0).collect();
+    let val: Vec<usize> = (0..z.nrows()).filter(|&i| part[i] == 1).collect();
+    let curve = &report.candidates[0].curve;
+    assert_eq!(curve.len(), 17, "the default grid");
+    let mut want = Vec::new();
+    for point in curve {
+        let (w, b) = ridge(z.select(Axis(0), &train).view(), y.select(Axis(0), &train).view(), point.alpha);
+        let err = z.select(Axis(0), &val).dot(&w) + &b - y.select(Axis(0), &val);
+        want.push(err.mapv(|e| e * e).sum() / val.len() as f64);
+        let last = *want.last().unwrap();
+        assert!((point.mse - last).abs() <= 1e-8 * last, "α = {}: {} vs explicit {last}", point.alpha, point.mse);
+    }
+    let best = (0..want.len()).min_by(|&i, &j| want[i].total_cmp(&want[j])).unwrap();
+    assert_eq!(report.alpha, curve[best].alpha, "curve {want:?}");
+    let (w, b) = ridge(z.view(), y.view(), report.alpha);
+    let explicit = z.dot(&w) + &b;
+    let scores = model.scores(z.view());
+    let scale = explicit.iter().fold(0f64, |m, v| m.max(v.abs()));
+    let diff = (&scores - &explicit).iter().fold(0f64, |m, v| m.max(v.abs()));
+    assert!(diff <= 1e-8 * scale, "refit differs by {diff} (scale {scale})");
+}
