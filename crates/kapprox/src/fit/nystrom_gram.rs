@@ -22,7 +22,8 @@
 //! by about `u·n·√m` whatever `λ_r`.) So the projection is used only when
 //! `u·√m/λ_r ≤` [`MAX_RELATIVE_GRAM_ERROR`] — a thousandth of the default
 //! grid's smallest `α/n = 10⁻⁹` — with the default α grid and `f64`
-//! statistics; a grid of one's own or `--precision f32` (`u = 2⁻²⁴`) map
+//! statistics; a grid of one's own, `--extend-grid` (which may go below
+//! that α) or `--precision f32` (`u = 2⁻²⁴`) map
 //! every row through `N` as before. Kernel matrices of high-dimensional
 //! data have eigenvalues bounded away from zero (the diagonal stands out
 //! of the off-diagonal kernel values; `λ_r ≈ 0.03` for 1024 landmarks of
@@ -63,7 +64,9 @@ pub fn kernel_gram(cfg: &FitConfig, map: &dyn FeatureMap) -> Result<Option<Kerne
     let (MethodSpec::Nystrom { .. }, MapSpec::Nystrom(params)) = (&cfg.method, map.spec()) else {
         return Ok(None);
     };
-    if cfg.alphas.is_some() || cfg.precision != Precision::F64 {
+    // The accuracy bound holds down to the default grid's smallest α;
+    // `--extend-grid` may go below it.
+    if cfg.alphas.is_some() || cfg.extend_grid || cfg.precision != Precision::F64 {
         return Ok(None);
     }
     let mut tensors = map.tensors();
