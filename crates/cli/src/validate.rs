@@ -251,7 +251,11 @@ pub(crate) fn featurize_config(a: &FeaturizeArgs) -> Result<FeaturizeConfig> {
         },
     };
     let save_map = a.map_output.save_map.clone();
-    let output = FeatureOutput { keep: a.written.keep.clone(), compression: compression(&a.written.compression)? };
+    let output = FeatureOutput {
+        keep: a.written.keep.clone(),
+        compression: compression(&a.written.compression)?,
+        overwrite: a.output.overwrite,
+    };
     Ok(FeaturizeConfig { data: a.data.clone(), out: a.out.clone(), source, read, f32: a.f32, save_map, output })
 }
 
