@@ -427,6 +427,9 @@ kapprox_test!(readme_your_data_commands_run, |dir| {
     assert_eq!(dir.model("numeric.safetensors").doc.feature_columns, ["size", "age"]);
 });
 
+/// Whether a column chunk's codec is the one asked for.
+type CodecCheck = fn(&Compression) -> bool;
+
 /// The codec of every column chunk of every shard under `dir`.
 fn codecs(dir: &Path) -> Vec<Compression> {
     let mut found = Vec::new();
@@ -445,7 +448,7 @@ kapprox_test!(convert_writes_the_compression_asked_for_and_zstd_by_default, |dir
     assert!(codecs(&dir.join("default")).iter().all(|c| matches!(c, Compression::ZSTD(_))));
     let columns = kapprox::io::Dataset::open(dir.join("default")).unwrap().columns().to_vec();
     let values = |d: &str| kapprox::io::read_columns(dir.join(d), &columns).unwrap();
-    let checks: [(&str, fn(&Compression) -> bool); 4] = [
+    let checks: [(&str, CodecCheck); 4] = [
         ("none", |c| *c == Compression::UNCOMPRESSED),
         ("snappy", |c| *c == Compression::SNAPPY),
         ("gzip:9", |c| matches!(c, Compression::GZIP(_))),
