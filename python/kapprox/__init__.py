@@ -18,6 +18,10 @@ Parquet directory exactly like ``kapprox fit``; ``predict_parquet`` and
 reads a model file; :class:`ParquetFit` runs the fit's passes as
 :class:`ParquetPart` states (``.kpart`` bytes) on any workers (Dask).
 
+Model selection as ``kapprox fit`` makes it, inside ``GridSearchCV``:
+:func:`cli_split` (its hold-out split) and :func:`cli_param_grid` (its σ
+and α candidates); see :mod:`kapprox.selection`.
+
 Conventions: Gaussian ``exp(-||x-y||²/(2σ²))`` (scikit-learn
 ``gamma = 1/(2σ²)``), Laplacian ``exp(-||x-y||₁/σ)`` (``gamma = 1/σ``);
 ridge ``||Zw + b - y||² + α||w||²``. An int ``random_state`` is kapprox's
@@ -26,6 +30,7 @@ seed: the same seed and inputs give the map the command line builds.
 
 from .estimators import DEFAULT_SIGMA, KapproxClassifier, KapproxRegressor
 from .parquet import ParquetFit, ParquetPart, load, run_part
+from .selection import cli_param_grid, cli_split
 from .statistics import PartialStatistics, merge
 from .transformers import (
     EOF,
@@ -56,5 +61,7 @@ __all__ = [
     "ParquetPart",
     "run_part",
     "DEFAULT_SIGMA",
+    "cli_split",
+    "cli_param_grid",
 ]
 

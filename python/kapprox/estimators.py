@@ -374,11 +374,29 @@ class _KapproxModel(BaseEstimator):
         model, report = _native.fit_parquet(settings)
         return parquet.adopt(self, model, json.loads(report))
 
-    def predict_parquet(self, path, out, *, chunk_rows=DEFAULT_CHUNK_ROWS, nan="refuse"):
+    def predict_parquet(self, path, out, *, chunk_rows=DEFAULT_CHUNK_ROWS, nan="refuse", overwrite=False):
         """Writes predictions for the Parquet data ``path`` into the
         directory ``out`` (one shard per input shard, with row ids; the
         target beside them when the data holds the label), like ``kapprox
         predict``. Streams: memory does not grow with the rows.
+
+        The directory is written under a hidden staging name beside ``out``
+        and renamed into place only when complete: an error (or a killed
+        process) leaves nothing at ``out``.
+
+        Parameters
+        ----------
+        overwrite : bool, default=False
+            Replace an existing ``out`` (whole, in one rename). Without it an
+            existing non-empty ``out`` is refused.
+
+        Raises
+        ------
+        ValueError
+            ``out`` is, contains or lies inside ``path``; ``out`` exists and
+            ``overwrite`` is False; a prediction is not finite (a damaged
+            model: a NaN or infinite weight, a zero scale; or an extreme
+            bandwidth), naming the file, the row and the cause.
 
         Returns
         -------
@@ -386,7 +404,12 @@ class _KapproxModel(BaseEstimator):
             ``rows``, ``skipped``, ``files``, ``seconds``.
         """
         check_is_fitted(self)
-        report = parquet.engine_model(self).predict_parquet(os.fspath(path), os.fspath(out), chunk_rows, nan)
+        model = parquet.engine_model(self)
+        try:
+            report = model.predict_parquet(os.fspath(path), os.fspath(out), chunk_rows, nan, bool(overwrite))
+        except ValueError as e:
+            # The engine's message names the command line's flag.
+            raise ValueError(str(e).replace("pass --overwrite", "pass overwrite=True")) from None
         return json.loads(report)
 
     def save(self, path):

@@ -14,6 +14,7 @@ use kapprox::io::{LabelSpec, NanPolicy, ScalerKind};
 use kapprox::method::MethodParams;
 use kapprox::model::{MODEL_FORMAT, MODEL_VERSION, ModelDoc};
 use kapprox::pipeline::{Features, transform_parallel};
+use kapprox::predict::{PredictOutput, predict_to_dir_with};
 use kapprox::sigma::parse_sigmas;
 use kapprox::{FitConfig, Model, ReadConfig, Silent, Task};
 use kapprox_features::{FeatureMap, OutputKind};
@@ -277,9 +278,12 @@ impl PyModel {
     }
 
     /// Writes predictions of the Parquet data `data` into the directory
-    /// `out`, one shard per input shard, as `kapprox predict` does; returns
-    /// the report (JSON: rows, skipped, files, seconds).
-    #[pyo3(signature = (data, out, chunk_rows=kapprox::io::DEFAULT_CHUNK_ROWS, nan="refuse"))]
+    /// `out`, one shard per input shard, as `kapprox predict` does: staged
+    /// and renamed into place when complete (an error leaves nothing at
+    /// `out`), refused when `out` is or holds `data` or exists (unless
+    /// `overwrite`), and when a prediction is not finite. Returns the report
+    /// (JSON: rows, skipped, files, seconds).
+    #[pyo3(signature = (data, out, chunk_rows=kapprox::io::DEFAULT_CHUNK_ROWS, nan="refuse", overwrite=false))]
     fn predict_parquet(
         &self,
         py: Python<'_>,
@@ -287,11 +291,13 @@ impl PyModel {
         out: PathBuf,
         chunk_rows: usize,
         nan: &str,
+        overwrite: bool,
     ) -> PyResult<String> {
         let nan = nan_policy(nan).map_err(value_error)?;
         check_chunk_rows(chunk_rows)?;
+        let output = PredictOutput { overwrite, ..PredictOutput::default() };
         let report = py
-            .detach(|| kapprox::predict::predict_to_dir(&self.model, &data, &out, chunk_rows, Some(nan), &Silent))
+            .detach(|| predict_to_dir_with(&self.model, &data, &out, chunk_rows, Some(nan), &output, &Silent))
             .map_err(|e| value_error(format!("{e:#}")))?;
         serde_json::to_string(&report).map_err(value_error)
     }

@@ -209,3 +209,55 @@ def test_a_parquet_fit_pickles(cpu):
     # A numpy fit afterwards replaces the engine model.
     est.fit(test[:, :-1], test[:, -1])
     assert not hasattr(est, "model_")
+
+
+def listing(root: Path) -> list:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+def test_predict_parquet_never_loses_or_leaves_partial_data(cpu, tmp_path):
+    """predict_parquet writes through the engine's staging, like `kapprox
+    predict`: an output that is or lies inside the data, or exists without
+    overwrite, is refused with the data and the old output untouched; a
+    model with a NaN weight is refused naming the cause; a run that fails in
+    its last Hive shard leaves nothing, not even empty key=value/ folders."""
+    import pyarrow as pa
+
+    tmp, test = cpu
+    est = KapproxRegressor(n_components=64, sigma=4.0, random_state=0).fit_parquet(tmp / "train")
+    data = tmp / "test"
+    before = listing(data)
+    for out in (data, data / "pred"):
+        with pytest.raises(ValueError, match="destroy the input"):
+            est.predict_parquet(data, out)
+        assert listing(data) == before
+
+    out = tmp_path / "pred"
+    out.mkdir()
+    (out / "old.txt").write_text("an earlier run")
+    with pytest.raises(ValueError, match="overwrite=True"):
+        est.predict_parquet(data, out)
+    assert listing(out) == ["old.txt"]
+    est.predict_parquet(data, out, overwrite=True)
+    assert "old.txt" not in listing(out)
+    np.testing.assert_allclose(read_predictions(out), est.predict(test[:, :-1]), rtol=1e-12, atol=1e-12)
+
+    # Unnamed columns (x0, x1, ...) for a numpy-fitted model; the last Hive
+    # shard holds a NaN input, found after the first shards were written.
+    names = [f"x{i}" for i in range(test.shape[1] - 1)]
+    hive = tmp_path / "hive"
+    for key, rows in (("a", test[:100]), ("b", test[100:200]), ("c", test[200:300].copy())):
+        if key == "c":
+            rows[50, 2] = np.nan
+        (hive / f"k={key}").mkdir(parents=True)
+        pq.write_table(pa.table({n: rows[:, i] for i, n in enumerate(names)}), hive / f"k={key}" / "part-0.parquet")
+    numpy_est = KapproxRegressor(n_components=64, sigma=4.0, random_state=0).fit(test[:, :-1], test[:, -1])
+    top = listing(tmp_path)
+    with pytest.raises(ValueError, match="k=c"):
+        numpy_est.predict_parquet(hive, tmp_path / "hive-pred")
+    assert listing(tmp_path) == top
+
+    numpy_est.coef_[5] = np.nan
+    with pytest.raises(ValueError, match="prediction is NaN.*damaged or degenerate"):
+        numpy_est.predict_parquet(hive / "k=a", tmp_path / "nan-pred")
+    assert listing(tmp_path) == top

@@ -4,7 +4,7 @@
 
 use crate::featurize_args::FeaturizeOutputArgs;
 use crate::help;
-use crate::output_args::OverwriteArg;
+use crate::output_args::{CompressionArg, OverwriteArg};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -218,6 +218,8 @@ pub(crate) struct ConvertArgs {
     /// Replace an existing output directory.
     #[arg(long)]
     pub(crate) overwrite: bool,
+    #[command(flatten)]
+    pub(crate) written: CompressionArg,
     /// Print the report as one JSON object.
     #[arg(long)]
     pub(crate) json: bool,

@@ -12,6 +12,16 @@ pub(crate) struct OverwriteArg {
     pub(crate) overwrite: bool,
 }
 
+/// `--compression` of `convert` (`featurize` and `predict` take it with
+/// `--keep`): the same values and default.
+#[derive(Debug, Args, Clone)]
+pub(crate) struct CompressionArg {
+    /// Compression of the written Parquet files: none, snappy, lz4, gzip[:LEVEL],
+    /// zstd[:LEVEL] or brotli[:LEVEL].
+    #[arg(long, default_value = "zstd:1", value_name = "CODEC")]
+    pub(crate) compression: String,
+}
+
 /// Most threads `--threads` accepts: far above any machine's cores, far
 /// below what exhausts memory for thread stacks.
 pub(crate) const MAX_THREADS: usize = 1024;

@@ -266,6 +266,7 @@ pub(crate) fn featurize_config(a: &FeaturizeArgs) -> Result<FeaturizeConfig> {
         keep: a.written.keep.clone(),
         compression: compression(&a.written.compression)?,
         store_map: a.map_output.store.policy(),
+        overwrite: a.output.overwrite,
     };
     Ok(FeaturizeConfig { data: a.data.clone(), out: a.out.clone(), source, read, f32: a.f32, save_map, output })
 }

@@ -85,17 +85,12 @@ impl std::fmt::Debug for AtomicParquetWriter {
     }
 }
 
-/// The writer properties kapprox uses: [`DEFAULT_COMPRESSION`], row groups of at most
-/// `row_group_rows` rows, page-level statistics, and the given footer
-/// key-value metadata. Dictionary encoding pays off for input data with
-/// repeated values (binary or categorical columns) but never for continuous
-/// features, where the writer would build and discard a 1 MiB dictionary
-/// per column chunk.
-pub(crate) fn writer_properties(row_group_rows: usize, kv: Vec<KeyValue>, dictionary: bool) -> WriterProperties {
-    writer_properties_with(row_group_rows, kv, dictionary, DEFAULT_COMPRESSION)
-}
-
-/// [`writer_properties`] with another compression.
+/// The writer properties kapprox uses: `compression` (the commands default
+/// to [`DEFAULT_COMPRESSION`]), row groups of at most `row_group_rows` rows,
+/// page-level statistics, and the given footer key-value metadata.
+/// Dictionary encoding pays off for input data with repeated values (binary
+/// or categorical columns) but never for continuous features, where the
+/// writer would build and discard a 1 MiB dictionary per column chunk.
 pub(crate) fn writer_properties_with(
     row_group_rows: usize,
     kv: Vec<KeyValue>,

@@ -12,7 +12,7 @@ use crate::inputs::Inputs;
 use crate::method::MethodSpec;
 use crate::model::{MODEL_FORMAT, MODEL_VERSION, Model, ModelDoc, StoreMap, Task};
 use crate::observer::Observer;
-use crate::outputs::{PerShard, output_path, prepare_output_dir, refuse_non_finite};
+use crate::outputs::{PerShard, output_path, refuse_non_finite, stage_dir};
 use crate::pipeline::{Features, Pass};
 use crate::predict::kept_columns;
 use crate::read::{ReadConfig, resolve_optional_label};
@@ -20,8 +20,8 @@ use crate::sigma::{SIGMA_SAMPLE_ROWS, SigmaSpec, median_distance};
 use anyhow::Result;
 use kapprox_features::FeatureMap;
 use kapprox_io::{
-    ColumnStats, Compression, Dataset, DenseFeatureWriter, FeatureDtype, FeatureFileOptions, NanPolicy, ReadOptions,
-    Scaler, ScalerKind, SparseFeatureWriter,
+    ColumnStats, Compression, Dataset, DenseFeatureWriter, FeatureDtype, FeatureFileOptions, NanPolicy, OutputOptions,
+    ReadOptions, Scaler, ScalerKind, SparseFeatureWriter, StagedOutput,
 };
 use ndarray::Array2;
 use serde::Serialize;
@@ -89,6 +89,9 @@ pub struct FeatureOutput {
     /// Whether the map file of [`FeaturizeConfig::save_map`] stores the
     /// map's random parameters (default [`StoreMap::Auto`]).
     pub store_map: StoreMap,
+    /// Replace an existing output directory (and map file) whole. Off by
+    /// default: an existing non-empty output is refused.
+    pub overwrite: bool,
 }
 
 /// What `featurize` wrote.
@@ -104,29 +107,44 @@ pub struct FeaturizeReport {
     pub seconds: f64,
 }
 
-/// Featurizes `cfg.data` into `cfg.out`. On error, an output directory
-/// this call created is removed.
+/// Featurizes `cfg.data` into `cfg.out`. The output directory (and the
+/// map file) are staged before any data is read and renamed into place
+/// when complete, the map after the features: on error or a kill nothing
+/// is left at either path.
 ///
 /// # Errors
-/// A method learned from data without a model (before reading any data),
-/// bad input data, or an output that cannot be written.
+/// A method learned from data without a model (before reading any data);
+/// an output that is, contains or lies inside an input (or the other
+/// output), or exists without [`FeatureOutput::overwrite`]; a non-finite
+/// feature; bad input data, or an output that cannot be written.
 pub fn featurize(cfg: &FeaturizeConfig, observer: &dyn Observer) -> Result<FeaturizeReport> {
     let start = Instant::now();
     cfg.source.check()?;
     if cfg.save_map.is_some() && matches!(cfg.source, FeatureSource::Model(_)) {
         anyhow::bail!("--save-map: the map is taken from --model, which already stores it");
     }
+    let staged = stage_features(cfg)?;
+    let staged_map = match &cfg.save_map {
+        Some(path) => {
+            // A second output: apart from the inputs and from the features.
+            let apart = read_paths(cfg).into_iter().chain([cfg.out.as_path()]);
+            let opts = OutputOptions::new().with_overwrite(cfg.output.overwrite).with_inputs(apart);
+            Some(StagedOutput::file(path, &opts)?)
+        }
+        None => None,
+    };
     let ds = Dataset::open(&cfg.data)?;
     let (inputs, scaler, map) = match &cfg.source {
         FeatureSource::Model(path) => from_model(path)?,
         FeatureSource::Method { method, sigma, scale, seed } => {
-            let inputs = method_inputs(cfg, &ds)?;
+            let mut inputs = method_inputs(cfg, &ds)?;
             let features = inputs.columns.numeric.clone();
             let all: Vec<usize> = (0..ds.shards().len()).collect();
-            let read = cfg.read.options(features.clone(), inputs.columns.label.clone()).with_shards(all);
+            let read = prepare_read(cfg, &inputs).with_shards(all);
             let (stats, sample) = stats_and_sample(&ds, &features, *sigma, |need_stats, rows| {
                 Ok(crate::fit::passes::prepare_pass(&ds, read, need_stats, rows, *seed, observer)?.0)
             })?;
+            let sample = learn_means(cfg, &mut inputs, &stats, sample)?;
             let (scaler, map) = method_map(method, *sigma, *scale, *seed, &stats, sample, features.len())?;
             (inputs, scaler, map)
         }
@@ -134,19 +152,31 @@ pub fn featurize(cfg: &FeaturizeConfig, observer: &dyn Observer) -> Result<Featu
     let label = resolve_optional_label(&ds, &cfg.read.label)?.1;
     let read = model_read(cfg, &ds, &inputs, label.clone())?;
     let output = file_options(cfg, &ds)?;
-    let existed = cfg.out.exists();
-    prepare_output_dir(&cfg.out)?;
-    let result = write_features(&ds, &cfg.out, read, &scaler, map.as_ref(), output, observer);
-    if result.is_err() && !existed {
-        // An output directory this run created holds nothing whole: remove it.
-        let _ = std::fs::remove_dir_all(&cfg.out);
-    }
-    let (rows, files) = result?;
+    let (rows, files) = write_features(&ds, staged.path(), read, &scaler, map.as_ref(), output, observer)?;
     let n_features = map.n_output();
-    if let Some(path) = &cfg.save_map {
-        map_file(inputs, label, scaler, map).save_with(path, cfg.output.store_map)?;
+    let map_bytes = match staged_map {
+        Some(_) => Some(map_file(inputs, label, scaler, map).to_bytes_with(cfg.output.store_map)?),
+        None => None,
+    };
+    staged.commit()?;
+    if let (Some(out), Some(bytes)) = (staged_map, map_bytes) {
+        crate::tensorfile::write_staged(out, &bytes)?;
     }
     Ok(FeaturizeReport { rows, files, n_features, seconds: start.elapsed().as_secs_f64() })
+}
+
+/// The paths `cfg` reads: the data and the model, if any.
+fn read_paths(cfg: &FeaturizeConfig) -> Vec<&Path> {
+    let mut paths = vec![cfg.data.as_path()];
+    if let FeatureSource::Model(model) = &cfg.source {
+        paths.push(model);
+    }
+    paths
+}
+
+/// The staged output directory of `cfg`, apart from what it reads.
+pub(crate) fn stage_features(cfg: &FeaturizeConfig) -> Result<StagedOutput> {
+    stage_dir(&cfg.out, cfg.output.overwrite, read_paths(cfg))
 }
 
 /// A map file: a model document with the map and scaling, and no ridge
@@ -176,15 +206,51 @@ pub(crate) fn from_model(path: &Path) -> Result<(Inputs, Scaler, Box<dyn Feature
 }
 
 /// The input columns of a data-independent method: `--columns` and
-/// `--exclude` apply; categorical columns and imputation need what only a
-/// fit learns.
+/// `--exclude` apply. Categorical columns need a vocabulary, which only a
+/// fit learns (its one-hot columns also change the scaling and the σ rule);
+/// `--nan impute` means come from the statistics pass ([`learn_means`]).
 pub(crate) fn method_inputs(cfg: &FeaturizeConfig, ds: &Dataset) -> Result<Inputs> {
     cfg.read.select.refuse_categorical("featurize --map")?;
-    if cfg.read.nan == NanPolicy::Impute {
-        anyhow::bail!("--nan impute: featurize --map learns no means; fit with --nan impute and use --model MODEL");
-    }
     let columns = cfg.read.select.select(ds, &cfg.read.label, false)?;
     Ok(Inputs { columns, ..Inputs::default() })
+}
+
+/// The reading options of the statistics pass of a method: under
+/// `--nan impute` missing values are kept (the statistics leave them out),
+/// since the means are what the pass learns.
+pub(crate) fn prepare_read(cfg: &FeaturizeConfig, inputs: &Inputs) -> ReadOptions {
+    let read = cfg.read.options(inputs.columns.numeric.clone(), inputs.columns.label.clone());
+    if cfg.read.nan == NanPolicy::Impute { read.with_nan_policy(NanPolicy::Keep) } else { read }
+}
+
+/// Under `--nan impute`, the means of the numeric columns (`stats` leave
+/// missing values out) become the fill values of `inputs`, as in a fit, and
+/// so of the map file; the bandwidth sample's missing values take them too.
+/// Returns the sample.
+///
+/// # Errors
+/// A column without any value.
+pub(crate) fn learn_means(
+    cfg: &FeaturizeConfig,
+    inputs: &mut Inputs,
+    stats: &ColumnStats,
+    sample: Option<Array2<f64>>,
+) -> Result<Option<Array2<f64>>> {
+    if cfg.read.nan != NanPolicy::Impute {
+        return Ok(sample);
+    }
+    if let Some(j) = stats.present().iter().position(|&n| n == 0) {
+        anyhow::bail!("--nan impute: column {:?} has no value to take a mean of", stats.names()[j]);
+    }
+    let means = stats.mean().to_vec();
+    let sample = sample.map(|mut rows| {
+        for mut row in rows.rows_mut() {
+            row.iter_mut().zip(&means).filter(|(v, _)| v.is_nan()).for_each(|(v, m)| *v = *m);
+        }
+        rows
+    });
+    inputs.impute = Some(means);
+    Ok(sample)
 }
 
 /// The reading options of the featurize pass: `inputs` encoded, the label

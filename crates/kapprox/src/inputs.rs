@@ -155,7 +155,10 @@ impl ColumnFlags {
     /// `--categorical` given.
     pub fn refuse_categorical(&self, command: &str) -> Result<()> {
         if !self.categorical.is_empty() {
-            bail!("--categorical: {command} cannot learn a vocabulary; fit a model and use it with --model");
+            bail!(
+                "--categorical: {command} cannot learn a vocabulary (only fit does, from its statistics pass); fit a \
+                 model and featurize with --model MODEL, or leave the column out with --exclude"
+            );
         }
         Ok(())
     }

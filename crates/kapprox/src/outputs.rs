@@ -1,17 +1,37 @@
-//! One output file per input shard, each written atomically.
+//! Output directories of the commands that write data, one file per input
+//! shard.
 //!
 //! Commands that write data (`featurize`, `predict`, `split`) keep the
 //! input's shard layout: shard `part-00003.parquet` of the input becomes
-//! `part-00003.parquet` of the output, rows in input order. Each output file
-//! is written under a temporary name and renamed when complete, so a killed
-//! run leaves no file under a final name that is not whole, and a rerun
-//! replaces everything. A run that fails (bad input in shard 5, say) removes
-//! the files it completed, so an error leaves no output behind.
+//! `part-00003.parquet` of the output, rows in input order, Hive
+//! `key=value/` directories included. The whole directory is staged
+//! ([`stage_dir`], a [`StagedOutput`]) and renamed into place only when
+//! every shard is written, so a failed or killed run leaves nothing at the
+//! final path (not even empty `key=value/` directories: they live in the
+//! staging area, which goes as a whole), and an output that would
+//! overwrite or contain an input is refused before any work.
 
 use anyhow::{Context, Result};
-use kapprox_io::{Chunk, Dataset, DenseFeatureWriter, PredictionWriter, SparseFeatureWriter};
+use kapprox_io::{Chunk, Dataset, OutputOptions, StagedOutput};
 use ndarray::ArrayView2;
 use std::path::{Path, PathBuf};
+
+/// Stages the output directory `out` of a command that reads `inputs`:
+/// refused when it is, contains or lies inside one of them, or exists
+/// (unless `overwrite`; an empty directory counts as absent). Write into
+/// [`StagedOutput::path`], then [`StagedOutput::commit`]; dropped
+/// uncommitted, it leaves nothing behind.
+///
+/// # Errors
+/// See [`StagedOutput::directory`].
+pub fn stage_dir<P: AsRef<Path>>(
+    out: &Path,
+    overwrite: bool,
+    inputs: impl IntoIterator<Item = P>,
+) -> Result<StagedOutput> {
+    let opts = OutputOptions::new().with_overwrite(overwrite).with_inputs(inputs);
+    Ok(StagedOutput::directory(out, &opts)?)
+}
 
 /// Refuses to write `values (n, k)` computed from `chunk` of `ds` when one
 /// is NaN or infinite: names the input file, the first such row (its
@@ -36,19 +56,6 @@ pub fn refuse_non_finite(
     )
 }
 
-/// Creates `dir` (and parents) and removes temporaries left by a killed run.
-pub fn prepare_output_dir(dir: &Path) -> Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create the output directory", dir.display()))?;
-    for entry in std::fs::read_dir(dir).with_context(|| format!("{}: cannot list", dir.display()))? {
-        let entry = entry?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if name.starts_with('.') && name.ends_with(".tmp") {
-            let _ = std::fs::remove_file(entry.path());
-        }
-    }
-    Ok(())
-}
-
 /// The output path of input shard `shard` of `ds` under `out_dir`: its
 /// path relative to the dataset root, since file names alone repeat across
 /// Hive directories (`region=a/part-0.parquet`, `region=b/part-0.parquet`).
@@ -61,104 +68,46 @@ pub fn output_path(ds: &Dataset, shard: usize, out_dir: &Path) -> Result<PathBuf
     Ok(path)
 }
 
-/// A writer of one output file, for [`PerShard`].
-pub trait OutputFile {
-    /// The file's final path.
-    fn path(&self) -> &Path;
-}
-
-impl OutputFile for DenseFeatureWriter {
-    fn path(&self) -> &Path {
-        DenseFeatureWriter::path(self)
-    }
-}
-
-impl OutputFile for SparseFeatureWriter {
-    fn path(&self) -> &Path {
-        SparseFeatureWriter::path(self)
-    }
-}
-
-impl OutputFile for PredictionWriter {
-    fn path(&self) -> &Path {
-        PredictionWriter::path(self)
-    }
-}
-
 /// Opens a writer per shard as the pass reaches it and finishes the
-/// previous one; the pass delivers chunks in shard order.
-///
-/// Dropped without a successful [`close`](PerShard::close) (the pass
-/// failed), it abandons the open writer (whose temporary goes with it),
-/// removes the files it completed, and removes their directory if that
-/// leaves it empty.
-pub struct PerShard<W: OutputFile> {
+/// previous one; the pass delivers chunks in shard order. Write into a
+/// staged directory ([`stage_dir`]): a failed pass leaves its files to the
+/// staging area, which is removed whole.
+pub struct PerShard<W> {
     current: Option<(usize, W)>,
     finish: fn(W) -> Result<u64>,
     files: usize,
-    /// Files completed by this run, to remove if the run fails.
-    written: Vec<PathBuf>,
-    /// The directory of the files, once one was opened.
-    dir: Option<PathBuf>,
-    closed: bool,
 }
 
-impl<W: OutputFile> PerShard<W> {
+impl<W> PerShard<W> {
     /// `finish` closes and renames one writer.
     pub fn new(finish: fn(W) -> Result<u64>) -> Self {
-        PerShard { current: None, finish, files: 0, written: Vec::new(), dir: None, closed: false }
+        PerShard { current: None, finish, files: 0 }
     }
 
     /// The writer for `shard`, opened with `open` when the pass moves on to it.
     pub fn writer(&mut self, shard: usize, open: impl FnOnce() -> Result<W>) -> Result<&mut W> {
         if self.current.as_ref().map(|(s, _)| *s) != Some(shard) {
             self.finish_current()?;
-            let w = open()?;
-            if self.dir.is_none() {
-                self.dir = w.path().parent().map(Path::to_path_buf);
-            }
-            self.current = Some((shard, w));
+            self.current = Some((shard, open()?));
             self.files += 1;
-            self.closed = false;
         }
         Ok(&mut self.current.as_mut().expect("just opened").1)
     }
 
     fn finish_current(&mut self) -> Result<()> {
         if let Some((_, w)) = self.current.take() {
-            let path = w.path().to_path_buf();
             (self.finish)(w)?;
-            self.written.push(path);
         }
         Ok(())
     }
 
     /// Finishes the open writer, if any: the run is complete.
     pub fn close(&mut self) -> Result<()> {
-        self.finish_current()?;
-        self.closed = true;
-        Ok(())
+        self.finish_current()
     }
 
     /// Files opened so far.
     pub fn files(&self) -> usize {
         self.files
-    }
-}
-
-impl<W: OutputFile> Drop for PerShard<W> {
-    fn drop(&mut self) {
-        if self.closed {
-            return;
-        }
-        // Dropping an unfinished writer removes its temporary.
-        self.current = None;
-        for p in &self.written {
-            let _ = std::fs::remove_file(p);
-        }
-        if let Some(dir) = &self.dir {
-            // Fails, as it should, when the directory holds anything else.
-            let _ = std::fs::remove_dir(dir);
-        }
     }
 }

@@ -6,7 +6,7 @@
 
 use crate::model::{Model, Task};
 use crate::observer::Observer;
-use crate::outputs::{PerShard, output_path, prepare_output_dir, refuse_non_finite};
+use crate::outputs::{PerShard, output_path, refuse_non_finite, stage_dir};
 use crate::pipeline::{Features, Pass};
 use anyhow::{Context, Result};
 use arrow::datatypes::FieldRef;
@@ -17,7 +17,7 @@ use kapprox_solve::{
 };
 use ndarray::{Array1, Array2, Axis};
 use serde::Serialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Scores `(n, k)` of a chunk's features.
@@ -104,6 +104,12 @@ pub struct PredictOutput {
     pub keep: Vec<String>,
     /// Compression of the written files (default [`kapprox_io::DEFAULT_COMPRESSION`]).
     pub compression: Compression,
+    /// Replace an existing output directory (whole, atomically). Off by
+    /// default: an existing non-empty `out_dir` is refused.
+    pub overwrite: bool,
+    /// Paths besides the data that the output must be apart from (neither
+    /// be, contain nor lie inside), e.g. the model file. None by default.
+    pub apart: Vec<PathBuf>,
 }
 
 /// Writes predictions of `model` for `data` into `out_dir`, one file per
@@ -112,8 +118,14 @@ pub struct PredictOutput {
 /// model's policy (impute if it was fitted with `--nan impute`, else
 /// refuse).
 ///
-/// On error nothing is left behind: the files written so far are removed,
-/// and so is `out_dir` if this call created it.
+/// The directory is staged ([`stage_dir`]) and renamed into place when
+/// complete: on error (a non-finite prediction, bad input) or a kill,
+/// nothing is left at `out_dir`.
+///
+/// # Errors
+/// `out_dir` is, contains or lies inside `data`; it exists (see
+/// [`PredictOutput::overwrite`]); a prediction is not finite (naming the
+/// file, the row and the likely cause); bad input data.
 pub fn predict_to_dir(
     model: &Model,
     data: &Path,
@@ -135,16 +147,13 @@ pub fn predict_to_dir_with(
     output: &PredictOutput,
     observer: &dyn Observer,
 ) -> Result<PredictReport> {
+    let staged =
+        stage_dir(out_dir, output.overwrite, std::iter::once(data).chain(output.apart.iter().map(PathBuf::as_path)))?;
     let ds = Dataset::open(data)?;
     let classes = classes_of(model)?;
-    let existed = out_dir.exists();
-    prepare_output_dir(out_dir)?;
-    let result = predict_into(model, &ds, classes.as_ref(), out_dir, chunk_rows, nan, output, observer);
-    if result.is_err() && !existed {
-        // Only succeeds when empty: files of an earlier run stay.
-        let _ = std::fs::remove_dir(out_dir);
-    }
-    result
+    let report = predict_into(model, &ds, classes.as_ref(), staged.path(), chunk_rows, nan, output, observer)?;
+    staged.commit()?;
+    Ok(report)
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -10,6 +10,8 @@ use kapprox::featurize::{FeaturizeConfig, FeaturizeReport};
 use kapprox::predict::{EvalMetrics, PredictOutput, evaluate, predict_to_dir_with};
 
 /// `kapprox featurize` (under `mpirun`, each rank writes its own shards).
+/// The engine stages the output directory and the map file: see
+/// [`kapprox::featurize::featurize`].
 pub(crate) fn featurize(a: &FeaturizeArgs, bars: &Bars) -> Result<()> {
     if kapprox::distributed::launched_by_mpi() {
         if a.map_output.save_map.is_some() {
@@ -18,30 +20,12 @@ pub(crate) fn featurize(a: &FeaturizeArgs, bars: &Bars) -> Result<()> {
         return featurize_mpi(a, bars);
     }
     let cfg = featurize_config(a)?;
-    let inputs = output::inputs([Some(&*a.data), a.model.as_deref()]);
-    let staged = output::directory(&a.out, a.output.overwrite, &inputs)?;
-    // The map file is a second output: apart from the inputs and from the
-    // features, staged like them, placed only after the features are whole.
-    let mut apart = inputs.clone();
-    apart.push(a.out.clone());
-    let staged_map = match &a.map_output.save_map {
-        Some(map) => Some(output::file(map, a.output.overwrite, &apart)?),
-        None => None,
-    };
     if let Some(model) = &a.model {
         // Verified (and noted when unchecked) before the pass loads it again.
         load_model(model)?;
     }
-    let run = FeaturizeConfig {
-        out: staged.path().to_path_buf(),
-        save_map: staged_map.as_ref().map(|m| m.path().to_path_buf()),
-        ..cfg.clone()
-    };
-    let r = kapprox::featurize::featurize(&run, bars)?;
-    staged.commit()?;
-    if let Some(map) = staged_map {
-        map.commit()?;
-    }
+    // The engine stages the features and the map file apart from the inputs.
+    let r = kapprox::featurize::featurize(&cfg, bars)?;
     if a.map_output.json {
         let rss = kapprox::sysinfo::peak_rss_bytes();
         print_json(&serde_json::json!({"out": cfg.out, "report": r, "map": cfg.save_map, "peak_rss_bytes": rss}))?;
@@ -62,8 +46,7 @@ fn print_featurized(r: &FeaturizeReport, cfg: &FeaturizeConfig, by: &str) {
 
 #[cfg(feature = "mpi")]
 fn featurize_mpi(a: &FeaturizeArgs, bars: &Bars) -> Result<()> {
-    // Every rank writes its own shards into one directory, so it is not
-    // staged by one process (the library's per-file atomic writes).
+    // Rank 0 stages the directory, every rank writes its shards into it.
     let cfg = featurize_config(a)?;
     if let Some((r, ranks)) = kapprox::distributed::mpi::featurize(&cfg, bars)? {
         print_featurized(&r, &cfg, &format!(" with {ranks} MPI ranks"));
@@ -81,11 +64,15 @@ fn featurize_mpi(_: &FeaturizeArgs, _: &Bars) -> Result<()> {
 
 /// `kapprox predict`.
 pub(crate) fn predict(a: &PredictArgs, bars: &Bars) -> Result<()> {
-    let staged = output::directory(&a.out, a.output.overwrite, [&a.data, &a.model])?;
     let model = load_model(&a.model)?;
-    let files = PredictOutput { keep: a.written.keep.clone(), compression: compression(&a.written.compression)? };
-    let r = predict_to_dir_with(&model, &a.data, staged.path(), a.chunk_rows, a.nan.map(nan_policy), &files, bars)?;
-    staged.commit()?;
+    // The engine stages the output apart from the data and the model.
+    let files = PredictOutput {
+        keep: a.written.keep.clone(),
+        compression: compression(&a.written.compression)?,
+        overwrite: a.output.overwrite,
+        apart: vec![a.model.clone()],
+    };
+    let r = predict_to_dir_with(&model, &a.data, &a.out, a.chunk_rows, a.nan.map(nan_policy), &files, bars)?;
     let out = &a.out;
     eprintln!("wrote {} predictions into {} file(s) under {} in {:.2} s", r.rows, r.files, out.display(), r.seconds);
     print_missing(r.skipped, r.imputed, &r.other);

@@ -3,7 +3,7 @@
 use super::print_json;
 use crate::args::{ConvertArgs, FormatArg, GenerateArgs, SplitArgs};
 use crate::bars::Bars;
-use crate::validate::{convert_nan_policy, split_config};
+use crate::validate::{compression, convert_nan_policy, split_config};
 use anyhow::{Result, bail};
 use kapprox::generate::GenerateConfig;
 use kapprox::io::{ConvertOptions, Delimiter, InputFormat, LabelSpec};
@@ -33,6 +33,7 @@ pub(crate) fn convert(a: &ConvertArgs, bars: &Bars) -> Result<()> {
         .with_n_features(a.n_features)
         .with_rows_per_shard(a.rows_per_shard as u64)
         .with_nan_policy(convert_nan_policy(a.nan))
+        .with_compression(compression(&a.written.compression)?)
         .with_overwrite(a.overwrite);
     // The library stages the output and keeps it apart from the input and
     // the labels file (the same mechanism as every other output).

@@ -1,7 +1,9 @@
 //! Where every command's outputs come from, and how it writes to stdout.
 //!
 //! Every file or directory a command writes goes through
-//! [`kapprox::io::StagedOutput`]: refused when it is, lies inside or
+//! [`kapprox::io::StagedOutput`] (here for files; the engine stages the
+//! directories of `featurize` and `predict` itself, for the library's
+//! users too): refused when it is, lies inside or
 //! contains one of the command's inputs (or its other outputs); refused
 //! when it exists, unless `--overwrite`; written under a hidden staging
 //! name beside the target and renamed into place only when complete, so a
@@ -24,16 +26,6 @@ use std::path::{Path, PathBuf};
 /// apart from.
 pub(crate) fn options<P: AsRef<Path>>(overwrite: bool, inputs: impl IntoIterator<Item = P>) -> OutputOptions {
     OutputOptions::new().with_overwrite(overwrite).with_inputs(inputs)
-}
-
-/// A directory output at `target`, staged: write into
-/// [`StagedOutput::path`], then [`StagedOutput::commit`].
-pub(crate) fn directory<P: AsRef<Path>>(
-    target: &Path,
-    overwrite: bool,
-    inputs: impl IntoIterator<Item = P>,
-) -> Result<StagedOutput> {
-    Ok(StagedOutput::directory(target, &options(overwrite, inputs))?)
 }
 
 /// A file output at `target`, staged; [`commit_file`] writes and places it.

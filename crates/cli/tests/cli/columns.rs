@@ -426,3 +426,73 @@ kapprox_test!(readme_your_data_commands_run, |dir| {
     assert!(dir.join("feat/region=south/part-0.parquet").exists());
     assert_eq!(dir.model("numeric.safetensors").doc.feature_columns, ["size", "age"]);
 });
+
+/// Whether a column chunk's codec is the one asked for.
+type CodecCheck = fn(&Compression) -> bool;
+
+/// The codec of every column chunk of every shard under `dir`.
+fn codecs(dir: &Path) -> Vec<Compression> {
+    let mut found = Vec::new();
+    for part in crate::util::parts(dir) {
+        let reader = SerializedFileReader::new(std::fs::File::open(dir.join(part)).unwrap()).unwrap();
+        for g in reader.metadata().row_groups() {
+            found.extend(g.columns().iter().map(|c| c.compression()));
+        }
+    }
+    found
+}
+
+kapprox_test!(convert_writes_the_compression_asked_for_and_zstd_by_default, |dir| {
+    let cpu = crate::util::cpu_train();
+    dir.convert(&cpu, "default", &["--rows-per-shard", "3000"]);
+    assert!(codecs(&dir.join("default")).iter().all(|c| matches!(c, Compression::ZSTD(_))));
+    let columns = kapprox::io::Dataset::open(dir.join("default")).unwrap().columns().to_vec();
+    let values = |d: &str| kapprox::io::read_columns(dir.join(d), &columns).unwrap();
+    let checks: [(&str, CodecCheck); 4] = [
+        ("none", |c| *c == Compression::UNCOMPRESSED),
+        ("snappy", |c| *c == Compression::SNAPPY),
+        ("gzip:9", |c| matches!(c, Compression::GZIP(_))),
+        ("brotli", |c| matches!(c, Compression::BROTLI(_))),
+    ];
+    for (flag, expected) in checks {
+        let out = format!("c-{flag}");
+        dir.convert(&cpu, &out, &["--rows-per-shard", "3000", "--compression", flag]);
+        let found = codecs(&dir.join(&out));
+        assert!(!found.is_empty() && found.iter().all(expected), "--compression {flag}: {found:?}");
+        assert_eq!(values(&out), values("default"), "--compression {flag}: other values");
+    }
+    let e = dir.cmd(&["convert", cpu.to_str().unwrap(), "--out", "bad", "--compression", "zip"]).fails();
+    check_error_parts(&e, &["--compression", "zip"]);
+    assert!(!dir.join("bad").exists());
+});
+
+// featurize with a data-independent map learns the means under --nan
+// impute, as fit does: the nulls take the mean of the values present,
+// the map file stores it, and applying the map file imputes the same.
+// Categorical columns still need a fitted vocabulary.
+kapprox_test!(featurize_with_a_map_imputes_the_means_and_stores_them, |dir| {
+    let train = rows(0, 900, 0, 0);
+    write_shards(&dir, "train", &train, 3);
+    let args = ["featurize", "--data", "train", "--label", "target", "--exclude", "id,ts,cat", "--sigma", "2"];
+    let e = dir.cmd(&[&args[..], &["--features", "8", "--out", "refused"]].concat()).fails();
+    check_error_parts(&e, &["column \"xn\""]);
+    let impute = ["--features", "8", "--nan", "impute", "--out", "f", "--save-map", "map.st"];
+    dir.cmd(&[&args[..], &impute[..]].concat()).stdout();
+    let present: Vec<f64> = train.iter().filter_map(|r| r.xn).collect();
+    let mean = present.iter().sum::<f64>() / present.len() as f64;
+    let map = Model::load(&dir.join("map.st")).unwrap();
+    let means = map.doc.inputs.clone().unwrap().impute.expect("means stored in the map file");
+    assert!((means[1] - mean).abs() <= 1e-12 * mean.abs(), "{} vs {mean}", means[1]);
+    let z0 = read_f64(&dir.join("f"), "z0");
+    assert_eq!(z0.len(), 900);
+    assert!(z0.iter().all(|z| z.is_finite()));
+    let apply = ["featurize", "--data", "train", "--label", "target", "--model", "map.st", "--nan", "impute"];
+    dir.cmd(&[&apply[..], &["--out", "g"]].concat()).stdout();
+    for j in 0..8 {
+        let z = format!("z{j}");
+        assert_eq!(read_f64(&dir.join("f"), &z), read_f64(&dir.join("g"), &z), "{z}: the map file imputes otherwise");
+    }
+    let categorical = ["--exclude", "id,ts", "--categorical", "cat", "--sigma", "2", "--features", "8", "--out", "c"];
+    let e = dir.cmd(&[&args[..5], &categorical[..]].concat()).fails();
+    check_error_parts(&e, &["--categorical", "vocabulary", "--model"]);
+});

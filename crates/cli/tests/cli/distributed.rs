@@ -518,6 +518,101 @@ mod mpi {
         }
     });
 
+    /// The process ids of rank `rank` of kapprox jobs running in `dir`.
+    fn rank_pids(dir: &Dir, rank: usize) -> Vec<String> {
+        let wanted = format!("OMPI_COMM_WORLD_RANK={rank}");
+        let (cwd, bin) = (std::fs::canonicalize(dir.path()).unwrap(), std::fs::canonicalize(BIN).unwrap());
+        let mut found = Vec::new();
+        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let here = std::fs::read_link(entry.path().join("cwd")).is_ok_and(|c| c == cwd);
+            let exe = std::fs::read_link(entry.path().join("exe")).is_ok_and(|e| e == bin);
+            let Ok(env) = std::fs::read(entry.path().join("environ")) else { continue };
+            if here && exe && env.split(|&b| b == 0).any(|v| v == wanted.as_bytes()) {
+                found.push(entry.file_name().to_string_lossy().into_owned());
+            }
+        }
+        found
+    }
+
+    /// Names a run left in `dir`: staging areas and temporaries.
+    fn leftovers(dir: &Dir) -> Vec<String> {
+        dir.listing().into_iter().filter(|p| p.contains(".kapprox-") || p.ends_with(".tmp")).collect()
+    }
+
+    /// `mpirun -n 3 kapprox <args>` with rank 1 SIGKILLed half-way through
+    /// (timed by a run that is not killed): the job fails, nothing is left
+    /// at `out`, and a rerun writes the whole output and removes whatever
+    /// the killed run left.
+    fn rank_killed_half_way(dir: &Dir, args: &[&str], out: &str) {
+        let job = || {
+            let mut c = Command::new("mpirun");
+            c.args(["-n", "3", "--allow-run-as-root", "--oversubscribe", BIN]).args(args).current_dir(dir.path());
+            c.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped());
+            c
+        };
+        let t = std::time::Instant::now();
+        mpirun(dir, 3, args);
+        let whole = t.elapsed();
+        let complete = dir.listing();
+        let _ = std::fs::remove_dir_all(dir.join(out)).or_else(|_| std::fs::remove_file(dir.join(out)));
+        let child = job().spawn().unwrap();
+        std::thread::sleep(whole / 2);
+        let pids = rank_pids(dir, 1);
+        assert_eq!(pids.len(), 1, "rank 1 of {args:?} is not running {:?} after the start", whole / 2);
+        assert!(Command::new("kill").args(["-KILL", &pids[0]]).status().unwrap().success());
+        let o = child.wait_with_output().unwrap();
+        eprintln!("{args:?}: rank 1 killed after {:?} of {:?}: {:?}", whole / 2, whole, o.status);
+        assert!(!o.status.success(), "mpirun succeeded although rank 1 was killed");
+        assert!(!dir.join(out).exists(), "{out} was written by a job whose rank 1 was killed");
+        // mpirun may return while the other ranks are still being stopped.
+        let stopped = std::time::Instant::now();
+        while !(rank_pids(dir, 0).is_empty() && rank_pids(dir, 2).is_empty()) {
+            assert!(stopped.elapsed() < std::time::Duration::from_secs(10), "ranks outlived the job by 10 s");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        mpirun(dir, 3, args);
+        assert_eq!(leftovers(dir), Vec::<String>::new(), "left over after the rerun");
+        assert_eq!(dir.listing(), complete, "the rerun's output differs from the first run's");
+    }
+
+    kapprox_test!(mpi_rank_killed_mid_fit_writes_no_model, |dir| {
+        seven(&dir);
+        let mut args = vec!["fit"];
+        args.extend_from_slice(COMMON);
+        args.extend_from_slice(&["--map", "rff", "--features", "1024", "--sigma", "1,2,4,8,16", "--chunk-rows", "32"]);
+        args.extend_from_slice(&["--out", "m.safetensors"]);
+        rank_killed_half_way(&dir, &args, "m.safetensors");
+        dir.model("m.safetensors");
+    });
+
+    kapprox_test!(mpi_rank_killed_mid_featurize_writes_no_features, |dir| {
+        seven(&dir);
+        let mut args = vec!["featurize", "--data", "seven", "--features", "512", "--sigma", "10", "--chunk-rows", "32"];
+        args.extend_from_slice(&["--out", "feat"]);
+        rank_killed_half_way(&dir, &args, "feat");
+        assert_eq!(crate::util::parts(&dir.join("feat")).len(), 7);
+    });
+
+    kapprox_test!(mpi_featurize_refuses_an_existing_output_or_its_input, |dir| {
+        seven(&dir);
+        let args = ["featurize", "--data", "seven", "--features", "16", "--sigma", "10"];
+        dir.cmd(&args).args(&["--out", "one"]).stdout();
+        let before = dir.listing();
+        for out in ["one", "seven", "seven/inside"] {
+            let o = Command::new("mpirun")
+                .args(["-n", "2", "--allow-run-as-root", "--oversubscribe", BIN])
+                .args(args)
+                .args(["--out", out])
+                .current_dir(dir.path())
+                .output()
+                .unwrap();
+            assert!(!o.status.success(), "--out {out}");
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(err.contains("--overwrite") || err.contains("destroy the input"), "--out {out}: {err}");
+            assert_eq!(dir.listing(), before, "--out {out}");
+        }
+    });
+
     kapprox_test!(mpi_fit_fails_cleanly_on_bad_flags, |dir| {
         seven(&dir);
         let before = dir.listing();

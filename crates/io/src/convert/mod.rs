@@ -58,12 +58,13 @@ mod input;
 mod libsvm;
 
 use crate::budget::MemoryBudget;
+use crate::compression::{Compression, DEFAULT_COMPRESSION};
 use crate::dataset::{LABEL_KEY, LabelSpec, STATS_KEY};
 use crate::error::{IoError, Result};
 use crate::output::{OutputOptions, StagedOutput};
 use crate::reader::NanPolicy;
 use crate::stats::ColumnStats;
-use crate::writer::{DEFAULT_ROW_GROUP_ROWS, writer_properties};
+use crate::writer::{DEFAULT_ROW_GROUP_ROWS, writer_properties_with};
 use arrow::array::{ArrayRef, Float32Array, Float64Array, Int8Array, Int16Array, Int32Array, RecordBatch, UInt8Array};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use ndarray::{ArrayView2, ShapeBuilder};
@@ -184,6 +185,7 @@ impl FromStr for Delimiter {
 /// | `nan_policy` | [`NanPolicy::Refuse`] | NaN/±Inf cells: refuse, skip the row, or keep |
 /// | `overwrite` | `false` | replace a non-empty `out_dir` |
 /// | `max_memory` | [`MemoryBudget::from_machine`] | memory budget in bytes for sizes read from the input |
+/// | `compression` | [`DEFAULT_COMPRESSION`] | compression of the written shards |
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct ConvertOptions {
@@ -209,6 +211,8 @@ pub struct ConvertOptions {
     pub overwrite: bool,
     /// Memory budget in bytes (`None`: [`MemoryBudget::from_machine`]).
     pub max_memory: Option<u64>,
+    /// Compression of the shards.
+    pub compression: Compression,
 }
 
 impl Default for ConvertOptions {
@@ -225,6 +229,7 @@ impl Default for ConvertOptions {
             nan_policy: NanPolicy::Refuse,
             overwrite: false,
             max_memory: None,
+            compression: DEFAULT_COMPRESSION,
         }
     }
 }
@@ -233,6 +238,12 @@ impl ConvertOptions {
     /// The defaults.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Compression of the written shards. Default [`DEFAULT_COMPRESSION`].
+    pub fn with_compression(mut self, compression: Compression) -> Self {
+        self.compression = compression;
+        self
     }
 
     /// Input format. Detected by default.
@@ -469,6 +480,7 @@ pub(crate) struct ShardSink {
     total_stats: ColumnStats,
     shard_names: Vec<String>,
     rows_written: u64,
+    compression: Compression,
 }
 
 impl ShardSink {
@@ -480,7 +492,14 @@ impl ShardSink {
             source.label(),
             opts.rows_per_shard,
             opts.row_group_rows,
-        ))
+        )
+        .with_compression(opts.compression))
+    }
+
+    /// Writes shards with `compression` (default [`DEFAULT_COMPRESSION`]).
+    pub(crate) fn with_compression(mut self, compression: Compression) -> ShardSink {
+        self.compression = compression;
+        self
     }
 
     pub(crate) fn with_layout(
@@ -511,6 +530,7 @@ impl ShardSink {
             total_stats: ColumnStats::new(names.iter().cloned()),
             shard_names: Vec::new(),
             rows_written: 0,
+            compression: DEFAULT_COMPRESSION,
         }
     }
 
@@ -553,7 +573,7 @@ impl ShardSink {
             self.shard_names.push(format!("part-{index:05}.parquet"));
             let path = self.current_path();
             let file = File::create(&path).map_err(|e| IoError::os(&path, "cannot create", e))?;
-            let props = writer_properties(self.row_group_rows, Vec::new(), true);
+            let props = writer_properties_with(self.row_group_rows, Vec::new(), true, self.compression);
             let w = ArrowWriter::try_new(file, self.schema.clone(), Some(props))
                 .map_err(|error| IoError::Write { path: path.clone(), error })?;
             self.writer = Some(w);

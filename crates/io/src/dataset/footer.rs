@@ -143,9 +143,13 @@ pub(crate) fn common_label(meta: &[Arc<ShardMeta>]) -> Option<String> {
 /// Column statistics recorded in the footers, merged over shards.
 ///
 /// Trust but verify: a shard's statistics are used only if they parse,
-/// cover exactly the shard's row count, and name numeric columns of the
-/// shard. Otherwise all stored statistics are ignored (the caller
-/// recomputes them) and a note says why.
+/// cover exactly the shard's row count, name numeric columns of the shard,
+/// and their minimum and maximum per column equal those of the Parquet
+/// column-chunk statistics of the shard's row groups (written with the
+/// data by the Parquet writer, so statistics copied from other data with
+/// the same row count and schema are caught without reading a page).
+/// Otherwise all stored statistics are ignored (the caller recomputes
+/// them) and a note says why.
 pub(crate) fn merged_stats(meta: &[Arc<ShardMeta>], notes: &mut Vec<String>) -> Option<ColumnStats> {
     let mut total: Option<ColumnStats> = None;
     for m in meta {
@@ -173,6 +177,13 @@ pub(crate) fn merged_stats(meta: &[Arc<ShardMeta>], notes: &mut Vec<String>) -> 
             ));
             return None;
         }
+        if let Some(c) = unbound_column(m, &st) {
+            notes.push(format!(
+                "{path}: footer statistics of column {c:?} disagree with the shard's Parquet statistics (minimum or \
+                 maximum): written for other data; ignored, statistics will be computed"
+            ));
+            return None;
+        }
         match &mut total {
             None => total = Some(st),
             Some(t) if t.names() == st.names() => t.merge(&st),
@@ -185,6 +196,32 @@ pub(crate) fn merged_stats(meta: &[Arc<ShardMeta>], notes: &mut Vec<String>) -> 
         }
     }
     total
+}
+
+/// The first column whose stored minimum or maximum differs from the
+/// bounds of the shard's column-chunk statistics. A column whose row groups
+/// do not all carry statistics cannot be checked and passes.
+fn unbound_column(m: &ShardMeta, st: &ColumnStats) -> Option<String> {
+    let md = m.arrow.metadata();
+    let schema = m.arrow.schema();
+    for (j, name) in st.names().iter().enumerate() {
+        let (Some(leaf), Ok(field)) = (m.leaf_of(name), schema.field_with_name(name)) else { continue };
+        let mut bounds: Option<(f64, f64)> = None;
+        for rg in md.row_groups() {
+            let Some((lo, hi)) = rg.column(leaf).statistics().and_then(|s| stat_bounds(s, field.data_type())) else {
+                bounds = None;
+                break;
+            };
+            bounds = Some(bounds.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+        }
+        // Equal as numbers: the writer may record a zero bound as -0.0.
+        if let Some((lo, hi)) = bounds
+            && (lo != st.min()[j] || hi != st.max()[j])
+        {
+            return Some(name.clone());
+        }
+    }
+    None
 }
 
 fn is_number_column(schema: &Schema, column: &str) -> bool {

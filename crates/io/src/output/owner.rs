@@ -159,12 +159,17 @@ fn boot_id() -> Option<String> {
 }
 
 /// Field 22 of `/proc/<pid>/stat`: the start time in clock ticks since
-/// boot. `None` when there is no such process (or no `/proc`).
+/// boot. `None` when there is no such process (or no `/proc`), or when it
+/// has ended and only waits to be reaped (a zombie, e.g. an MPI rank whose
+/// job was just stopped): it writes nothing any more.
 fn start_time(pid: u32) -> Option<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) is in parentheses and may hold spaces.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(19)?.parse().ok()
+    let mut fields = stat[stat.rfind(')')? + 1..].split_whitespace();
+    if matches!(fields.next()?, "Z" | "X") {
+        return None;
+    }
+    fields.nth(18)?.parse().ok()
 }
 
 #[cfg(test)]

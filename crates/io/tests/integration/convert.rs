@@ -420,3 +420,63 @@ fn footer_statistics_are_finite_or_absent() {
     assert!(stats.is_finite(), "{stats:?}");
     assert_eq!(stats.mean()[1], 4.0, "the NaN is left out of column b's mean");
 }
+
+/// Rewrites the shard `from` as `to` with the footer statistics of the
+/// shard `stats_of` (the data, row groups and Parquet statistics of `from`).
+fn transplant(from: &Path, stats_of: &Path, to: &Path) {
+    use parquet::arrow::ArrowWriter;
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use parquet::file::metadata::KeyValue;
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    let donor = SerializedFileReader::new(std::fs::File::open(stats_of).unwrap()).unwrap();
+    let kv = donor.metadata().file_metadata().key_value_metadata().unwrap().clone();
+    let stats = kv.iter().find(|k| k.key == kapprox_io::STATS_KEY).expect("convert records statistics").clone();
+    let reader = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(from).unwrap()).unwrap().build().unwrap();
+    std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+    let mut w = None;
+    for batch in reader {
+        let batch = batch.unwrap();
+        let w = w.get_or_insert_with(|| {
+            ArrowWriter::try_new(std::fs::File::create(to).unwrap(), batch.schema(), None).unwrap()
+        });
+        w.write(&batch).unwrap();
+    }
+    let mut w = w.expect("a batch");
+    w.append_key_value_metadata(KeyValue::new(stats.key, stats.value));
+    w.close().unwrap();
+}
+
+/// Footer statistics copied from other data with the same row count and
+/// schema are caught by their minimum and maximum against the Parquet
+/// statistics, ignored with a note naming the shard and the column, and
+/// the shard's own statistics still pass.
+#[test]
+fn footer_statistics_of_other_data_are_not_trusted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a.csv"), tmp.path().join("b.csv"));
+    let rows = |scale: f64| -> String {
+        let mut t = String::from("x,y,label\n");
+        for i in 0..500 {
+            let v = i as f64 * scale;
+            t.push_str(&format!("{},{},{}\n", v.sin(), v - 0.5, v * v));
+        }
+        t
+    };
+    std::fs::write(&a, rows(0.01)).unwrap();
+    std::fs::write(&b, rows(0.011)).unwrap();
+    let opts = ConvertOptions::new().with_label(LabelSpec::Last);
+    run(&a, &tmp.path().join("a"), &opts).unwrap();
+    run(&b, &tmp.path().join("b"), &opts).unwrap();
+    let shard = |d: &str| tmp.path().join(d).join("part-00000.parquet");
+
+    transplant(&shard("a"), &shard("a"), &tmp.path().join("own/part-00000.parquet"));
+    let own = Dataset::open(tmp.path().join("own")).unwrap();
+    assert_eq!(own.notes(), &[] as &[String]);
+    assert_eq!(own.stored_stats(), Dataset::open(tmp.path().join("a")).unwrap().stored_stats());
+
+    transplant(&shard("a"), &shard("b"), &tmp.path().join("moved/part-00000.parquet"));
+    let moved = Dataset::open(tmp.path().join("moved")).unwrap();
+    assert!(moved.stored_stats().is_none(), "statistics of other data were trusted");
+    assert_eq!(moved.notes().len(), 1, "{:?}", moved.notes());
+    assert_contains(&moved.notes()[0], &["moved/part-00000.parquet", "column \"x\"", "other data", "ignored"]);
+}

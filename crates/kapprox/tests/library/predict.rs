@@ -4,8 +4,10 @@
 use crate::util::{Fixture, rel_diff};
 use kapprox::features::{Kernel, MapKind, MapParams};
 use kapprox::featurize::{FeatureSource, FeaturizeConfig, featurize};
-use kapprox::io::{ColumnStats, Dataset, Scaler, ScalerKind, read_column, read_columns};
-use kapprox::predict::{EvalMetrics, evaluate, predict_to_dir};
+use kapprox::io::{
+    ColumnStats, ConvertOptions, Dataset, LabelSpec, NanPolicy, Scaler, ScalerKind, convert, read_column, read_columns,
+};
+use kapprox::predict::{EvalMetrics, PredictOutput, evaluate, predict_to_dir, predict_to_dir_with};
 use kapprox::{FitConfig, KernelFamily, MethodSpec, Model, ReadConfig, SigmaSpec, Silent, fit};
 use ndarray::{Array2, Axis, concatenate};
 use std::path::Path;
@@ -124,4 +126,92 @@ fn featurize_refuses_maps_learned_from_data() {
         );
         assert!(!out.exists());
     }
+}
+
+/// Every path under `dir`, relative, sorted (files and directories).
+fn listing(dir: &Path) -> Vec<String> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            out.push(e.path().strip_prefix(root).unwrap().display().to_string());
+            if e.path().is_dir() {
+                walk(root, &e.path(), out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
+}
+
+/// `rows` rows of `x1..x4` and `label` as CSV, the row `nan_row` (if any)
+/// with a NaN input, converted into `out` (NaN kept).
+fn csv_shard(f: &Fixture, out: &Path, offset: usize, rows: usize, nan_row: Option<usize>) {
+    let mut csv = String::from("x1,x2,x3,x4,label\n");
+    for i in offset..offset + rows {
+        let t = i as f64 * 0.01;
+        let x1 = if nan_row == Some(i - offset) { "NaN".to_string() } else { format!("{}", t.sin()) };
+        csv.push_str(&format!("{x1},{},{},{},{}\n", t.cos(), (2.0 * t).sin(), t - 1.0, (3.0 * t).sin()));
+    }
+    let src = f.path(&format!("rows-{offset}.csv"));
+    std::fs::write(&src, csv).unwrap();
+    let opts = ConvertOptions::new().with_nan_policy(NanPolicy::Keep).with_label(LabelSpec::Last);
+    convert(&src, out, &opts, &mut |_| {}).unwrap();
+}
+
+/// The output directory of `predict_to_dir` is staged: refused when it is
+/// or lies inside the data, or exists without `overwrite` (then replaced
+/// whole), and a run that fails part-way (a NaN in the last shard of a Hive
+/// layout, a model with a NaN weight) leaves nothing at all: no shard, no
+/// `key=value/` directory, no staging area.
+#[test]
+fn predictions_are_staged_whole_and_apart_from_the_data() {
+    let f = Fixture::new();
+    let method = MethodSpec::independent(MapKind::Rff, KernelFamily::Gaussian, 32);
+    let cfg = FitConfig { sigmas: vec![SigmaSpec::Value(2.0)], ..FitConfig::new(f.data(), method) };
+    let (model, _) = fit(&cfg, &Silent).unwrap();
+    let (data, pred) = (f.data(), f.path("pred"));
+    let err = |out: &Path, model: &Model, data: &Path| {
+        format!("{:#}", predict_to_dir(model, data, out, 64, None, &Silent).expect_err("refused"))
+    };
+
+    let before = listing(&data);
+    for out in [data.clone(), data.join("pred")] {
+        let e = err(&out, &model, &data);
+        assert!(e.contains("destroy the input"), "{e}");
+        assert_eq!(listing(&data), before, "{}", out.display());
+    }
+
+    std::fs::create_dir_all(&pred).unwrap();
+    std::fs::write(pred.join("old.txt"), "x").unwrap();
+    let e = err(&pred, &model, &data);
+    assert!(e.contains("--overwrite"), "{e}");
+    assert_eq!(listing(&pred), ["old.txt"]);
+    let over = PredictOutput { overwrite: true, ..PredictOutput::default() };
+    let r = predict_to_dir_with(&model, &data, &pred, 64, None, &over, &Silent).unwrap();
+    assert_eq!(r.files, 3);
+    assert_eq!(listing(&pred), ["part-00000.parquet", "part-00001.parquet", "part-00002.parquet"]);
+
+    // A model fitted on a Hive layout's first shard; its last shard holds a NaN.
+    let hive = f.path("hive");
+    csv_shard(&f, &hive.join("k=a"), 0, 300, None);
+    csv_shard(&f, &hive.join("k=b"), 300, 300, None);
+    csv_shard(&f, &hive.join("k=c"), 600, 300, Some(250));
+    let method = MethodSpec::independent(MapKind::Rff, KernelFamily::Gaussian, 16);
+    let cfg = FitConfig { sigmas: vec![SigmaSpec::Value(1.0)], ..FitConfig::new(hive.join("k=a"), method) };
+    let (hive_model, _) = fit(&cfg, &Silent).unwrap();
+    let top = listing(f.path("").as_path());
+    let e = err(&f.path("hive-pred"), &hive_model, &hive);
+    assert!(e.contains("k=c"), "{e}");
+    assert_eq!(listing(f.path("").as_path()), top, "a failed run leaves nothing behind");
+
+    // A NaN weight: refused at the first row, naming the cause.
+    hive_model.save(&f.path("m.safetensors")).unwrap();
+    let top = listing(f.path("").as_path());
+    let mut damaged = Model::load(&f.path("m.safetensors")).unwrap();
+    damaged.coef[[3, 0]] = f64::NAN;
+    let e = err(&f.path("nan-pred"), &damaged, &hive.join("k=a"));
+    assert!(e.contains("prediction is NaN") && e.contains("damaged or degenerate"), "{e}");
+    assert!(!f.path("nan-pred").exists());
+    assert_eq!(listing(f.path("").as_path()), top);
 }

@@ -5,17 +5,19 @@ use super::{FAILED, OK, World};
 use crate::distributed::codec::{Decoder, Encoder, decode_state, encode_state};
 use crate::distributed::{format_shards, part_shards};
 use crate::featurize::{
-    FeatureSource, FeaturizeConfig, FeaturizeReport, file_options, from_model, method_inputs, method_map, model_read,
-    stats_and_sample, write_features,
+    FeatureSource, FeaturizeConfig, FeaturizeReport, file_options, from_model, learn_means, method_inputs, method_map,
+    model_read, prepare_read, stage_features, stats_and_sample, write_features,
 };
 use crate::fit::PassState;
 use crate::fit::passes::prepare_pass;
 use crate::observer::Observer;
-use crate::outputs::{output_path, prepare_output_dir};
 use crate::read::resolve_optional_label;
 use crate::tensorfile::TensorFile;
 use anyhow::{Result, anyhow, bail};
 use kapprox_io::Dataset;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
 use std::time::Instant;
 
 /// `mpirun -n P kapprox featurize ...`: the column statistics and the
@@ -49,6 +51,18 @@ pub fn featurize(cfg: &FeaturizeConfig, observer: &dyn Observer) -> Result<Optio
         }
     };
     let shards: Vec<usize> = part_shards(w.rank, w.size, ds.shards().len()).collect();
+    // Rank 0 stages the directory before any pass (a refused output costs
+    // nothing) and tells every rank where it is.
+    let staged = if w.rank == 0 { Some(stage_features(cfg)) } else { None };
+    let (status, body) = match &staged {
+        Some(Ok(out)) => w.broadcast(OK, out.path().as_os_str().as_encoded_bytes().to_vec()),
+        Some(Err(e)) => w.broadcast(FAILED, format!("{e:#}").into_bytes()),
+        None => w.broadcast(0, Vec::new()),
+    };
+    if status != OK {
+        bail!("{}", String::from_utf8_lossy(&body));
+    }
+    let out = PathBuf::from(OsStr::from_bytes(&body));
     let (inputs, scaler, map) = match &cfg.source {
         FeatureSource::Model(path) => {
             let m = from_model(path);
@@ -56,12 +70,11 @@ pub fn featurize(cfg: &FeaturizeConfig, observer: &dyn Observer) -> Result<Optio
             m?
         }
         FeatureSource::Method { method, sigma, scale, seed } => {
-            let inputs = method_inputs(cfg, &ds)?;
-            let (features, label) = (inputs.columns.numeric.clone(), inputs.columns.label.clone());
+            let mut inputs = method_inputs(cfg, &ds)?;
+            let features = inputs.columns.numeric.clone();
             let (stats, sample) = stats_and_sample(&ds, &features, *sigma, |need_stats, rows| {
                 // The prepare pass over every rank's shards, merged on rank 0.
-                let read = read_cfg
-                    .options(features.clone(), label)
+                let read = prepare_read(cfg, &inputs)
                     .with_threads(rayon::current_num_threads())
                     .with_shards(shards.iter().copied());
                 let local = prepare_pass(&ds, read, need_stats, rows, *seed, observer)
@@ -80,21 +93,17 @@ pub fn featurize(cfg: &FeaturizeConfig, observer: &dyn Observer) -> Result<Optio
                 let PassState::Prepare(st) = decode_prepare(&body)? else { unreachable!("a prepare state") };
                 Ok(st)
             })?;
+            let sample = learn_means(cfg, &mut inputs, &stats, sample)?;
             let (scaler, map) = method_map(method, *sigma, *scale, *seed, &stats, sample, features.len())?;
             (inputs, scaler, map)
         }
     };
-    // Rank 0 makes the directory; then every rank writes its shards.
-    let out = &cfg.out;
-    let existed = out.exists();
-    let made = if w.rank == 0 { prepare_output_dir(out).map_err(|e| format!("{e:#}")) } else { Ok(()) };
-    w.agree(made)?;
     let result = if shards.is_empty() {
         Ok((0, 0))
     } else {
         model_read(cfg, &ds, &inputs, label).and_then(|read| {
             let read = read.with_shards(shards.iter().copied());
-            write_features(&ds, out, read, &scaler, map.as_ref(), file_options(cfg, &ds)?, observer)
+            write_features(&ds, &out, read, &scaler, map.as_ref(), file_options(cfg, &ds)?, observer)
         })
     };
     let local =
@@ -123,17 +132,12 @@ pub fn featurize(cfg: &FeaturizeConfig, observer: &dyn Observer) -> Result<Optio
         _ => w.broadcast(0, Vec::new()),
     };
     if status != OK {
-        // Nothing partial stays: every rank removes the shards it wrote.
-        for &s in &shards {
-            if let Ok(path) = output_path(&ds, s, out) {
-                let _ = std::fs::remove_file(path);
-            }
-        }
-        w.barrier();
-        if w.rank == 0 && !existed {
-            let _ = std::fs::remove_dir(out);
-        }
+        // Every rank is done writing: rank 0's staging area goes whole
+        // when `staged` is dropped.
         bail!("featurize failed, no output was kept: {}", String::from_utf8_lossy(&body));
+    }
+    if let Some(staged) = staged {
+        staged.expect("staged, or the job stopped above").commit()?;
     }
     if w.rank == 0 {
         let (mut rows, mut files) = (0u64, 0usize);
