@@ -11,7 +11,7 @@ use crate::args::{
 };
 use anyhow::{Context, Result, bail};
 use kapprox::distributed::{FitMode, ShardSelection, launched_by_mpi};
-use kapprox::featurize::{FeatureOutput, FeatureSource, FeaturizeConfig};
+use kapprox::featurize::{DEFAULT_FEATURE_COMPRESSION, FeatureOutput, FeatureSource, FeaturizeConfig};
 use kapprox::io::{Compression, LabelSpec, MemoryBudget, NanPolicy, ScalerKind};
 use kapprox::kernel_error::KernelErrorConfig;
 use kapprox::sigma::parse_sigmas;
@@ -264,7 +264,13 @@ pub(crate) fn featurize_config(a: &FeaturizeArgs) -> Result<FeaturizeConfig> {
     let save_map = a.map_output.save_map.clone();
     let output = FeatureOutput {
         keep: a.written.keep.clone(),
-        compression: compression(&a.written.compression)?,
+        compression: a
+            .written
+            .compression
+            .as_deref()
+            .map(compression)
+            .transpose()?
+            .unwrap_or(DEFAULT_FEATURE_COMPRESSION),
         store_map: a.map_output.store.policy(),
         overwrite: a.output.overwrite,
     };

@@ -68,7 +68,7 @@ pub(crate) fn predict(a: &PredictArgs, bars: &Bars) -> Result<()> {
     // The engine stages the output apart from the data and the model.
     let files = PredictOutput {
         keep: a.written.keep.clone(),
-        compression: compression(&a.written.compression)?,
+        compression: a.written.compression.as_deref().map(compression).transpose()?.unwrap_or_default(),
         overwrite: a.output.overwrite,
         apart: vec![a.model.clone()],
     };

@@ -84,9 +84,13 @@ kapprox_test!(selection_at_the_edge_of_a_grid_is_reported, |dir| {
     assert!(text.contains(&format!("nystrom kept {kept} of 400 features")), "{text}");
 });
 
-/// The featurize bound: the reader's chunks, one feature buffer and the
-/// writer's row group (`max(C · l, 64 MiB / 8)` values, FORMAT.md), plus
-/// the binary's fixed allowance. `C` chunk rows, `d` columns read.
+/// The featurize bound of ARCHITECTURE.md ("Memory"): the reader's chunks,
+/// the feature buffer and its Arrow batch, the writer's row group
+/// (`max(C · l, 64 MiB / 8)` values, FORMAT.md) held twice (the open pages'
+/// values and their encoded copy), the writer's per-column state (16 KiB a
+/// column: encoders, page buffers, statistics), no compressor state (features
+/// are written uncompressed by default), plus the binary's fixed allowance. `C` chunk
+/// rows, `d` columns read.
 fn featurize_bound(chunk_rows: u64, d: u64, l: u64) -> u64 {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
     let p = kapprox::io::DEFAULT_PREFETCH as u64;
@@ -94,7 +98,7 @@ fn featurize_bound(chunk_rows: u64, d: u64, l: u64) -> u64 {
     let reader = (p + 2 * t + 2) * chunk_rows * d * 8 + t * d * (2 << 20);
     let buffers = 2 * chunk_rows * l * 8;
     let row_group = (chunk_rows * l * 8).max(64 << 20);
-    reader + buffers + row_group + (96 << 20)
+    reader + buffers + 2 * row_group + l * (16 << 10) + (96 << 20)
 }
 
 fn featurize_peak(dir: &Dir, rows: u64, l: usize, chunk: usize) -> (u64, u64) {
