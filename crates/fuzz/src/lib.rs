@@ -208,6 +208,10 @@ pub struct RunReport {
     pub shapes: usize,
     /// Inputs accepted / refused.
     pub accepted: u64,
+    /// Accepted inputs that differ from every seed: for targets whose files
+    /// carry a checksum (model, part), each is a finding. Saved under the
+    /// directory `KAPPROX_FUZZ_ACCEPTED` names, when set.
+    pub accepted_mutants: u64,
     /// Inputs refused.
     pub refused: u64,
     /// The first failure: the input and the panic message.
@@ -223,6 +227,8 @@ pub fn run(target: &Target, scratch: &Path, cfg: &RunConfig) -> RunReport {
     let mut shapes = HashSet::new();
     let mut report = RunReport::default();
     let show_shapes = std::env::var_os("KAPPROX_FUZZ_SHAPES").is_some();
+    let keep_accepted = std::env::var_os("KAPPROX_FUZZ_ACCEPTED").map(std::path::PathBuf::from);
+    let originals: HashSet<Vec<u8>> = corpus.iter().cloned().collect();
     // The seeds themselves first, then mutants.
     let mut queue: Vec<Vec<u8>> = corpus.iter().rev().cloned().collect();
     if corpus.is_empty() {
@@ -243,7 +249,17 @@ pub fn run(target: &Target, scratch: &Path, cfg: &RunConfig) -> RunReport {
                 report.failure = Some((input, msg.clone()));
                 break;
             }
-            Outcome::Accepted => report.accepted += 1,
+            Outcome::Accepted => {
+                report.accepted += 1;
+                if !originals.contains(&input) {
+                    report.accepted_mutants += 1;
+                    if let Some(dir) = &keep_accepted {
+                        let _ = std::fs::create_dir_all(dir);
+                        let name = format!("{}-{:016x}", target.name, kapprox_core::rng::mix64(report.execs));
+                        let _ = std::fs::write(dir.join(name), &input);
+                    }
+                }
+            }
             Outcome::Refused(_) => report.refused += 1,
         }
         let shape = signature(&outcome, scratch);

@@ -233,8 +233,8 @@ fn worker(args: &Args) -> ExitCode {
     };
     let r = kapprox_fuzz::run(target, &scratch, &cfg);
     println!(
-        "{:<10} {} inputs ({} accepted, {} refused), {} outcome shapes, corpus {}",
-        target.name, r.execs, r.accepted, r.refused, r.shapes, r.corpus
+        "{:<10} {} inputs ({} accepted, {} of them not a seed; {} refused), {} outcome shapes, corpus {}",
+        target.name, r.execs, r.accepted, r.accepted_mutants, r.refused, r.shapes, r.corpus
     );
     match r.failure {
         None => ExitCode::SUCCESS,
