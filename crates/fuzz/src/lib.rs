@@ -208,9 +208,10 @@ pub struct RunReport {
     pub shapes: usize,
     /// Inputs accepted / refused.
     pub accepted: u64,
-    /// Accepted inputs that differ from every seed: for targets whose files
-    /// carry a checksum (model, part), each is a finding. Saved under the
-    /// directory `KAPPROX_FUZZ_ACCEPTED` names, when set.
+    /// Accepted inputs that differ from every seed (for a
+    /// [`checksummed`](Target::checksummed) target the first one is a
+    /// failure). Saved under the directory `KAPPROX_FUZZ_ACCEPTED` names,
+    /// when set.
     pub accepted_mutants: u64,
     /// Inputs refused.
     pub refused: u64,
@@ -253,6 +254,11 @@ pub fn run(target: &Target, scratch: &Path, cfg: &RunConfig) -> RunReport {
                 report.accepted += 1;
                 if !originals.contains(&input) {
                     report.accepted_mutants += 1;
+                    if target.checksummed {
+                        let msg = "a changed file was accepted: its digest should have refused it".to_string();
+                        report.failure = Some((input, msg));
+                        break;
+                    }
                     if let Some(dir) = &keep_accepted {
                         let _ = std::fs::create_dir_all(dir);
                         let name = format!("{}-{:016x}", target.name, kapprox_core::rng::mix64(report.execs));
@@ -281,6 +287,24 @@ pub fn run(target: &Target, scratch: &Path, cfg: &RunConfig) -> RunReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_checksummed_target_that_accepts_a_changed_input_fails() {
+        fn accept_all(_: &Path, _: &[u8]) -> Result<(), String> {
+            Ok(())
+        }
+        fn one_seed() -> Vec<Vec<u8>> {
+            vec![b"kapprox seed file".to_vec()]
+        }
+        let scratch = tempfile::tempdir().unwrap();
+        let cfg = RunConfig { time: Duration::from_secs(5), max_execs: 50, seed: 1, before_each: None };
+        for checksummed in [false, true] {
+            let target = Target { name: "accept-all-test", about: "", run: accept_all, seeds: one_seed, checksummed };
+            let r = run(&target, scratch.path(), &cfg);
+            assert!(r.accepted_mutants > 0, "the mutants differ from the seed");
+            assert_eq!(r.failure.is_some(), checksummed, "{r:?}");
+        }
+    }
 
     #[test]
     fn shapes_ignore_numbers_quotes_and_the_scratch_path() {

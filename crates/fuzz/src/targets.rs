@@ -28,27 +28,56 @@ pub struct Target {
     pub run: fn(&Path, &[u8]) -> Result<(), String>,
     /// Built-in seed inputs (the corpus directory adds more).
     pub seeds: fn() -> Vec<Vec<u8>>,
+    /// The files carry a whole-file digest: any input other than a seed
+    /// must be refused, and one accepted is a failure.
+    pub checksummed: bool,
 }
 
 /// Every target.
 pub const TARGETS: &[Target] = &[
-    Target { name: "csv", about: "convert: delimited text, delimiter and header detected", run: csv, seeds: csv_seeds },
-    Target { name: "tsv", about: "convert: tab-separated and whitespace text", run: tsv, seeds: tsv_seeds },
+    Target {
+        name: "csv",
+        about: "convert: delimited text, delimiter and header detected",
+        run: csv,
+        seeds: csv_seeds,
+        checksummed: false,
+    },
+    Target {
+        name: "tsv",
+        about: "convert: tab-separated and whitespace text",
+        run: tsv,
+        seeds: tsv_seeds,
+        checksummed: false,
+    },
     Target {
         name: "libsvm",
         about: "convert: LIBSVM text, feature count from the file",
         run: libsvm,
         seeds: libsvm_seeds,
+        checksummed: false,
     },
-    Target { name: "idx", about: "convert: IDX images (MNIST layout)", run: idx, seeds: idx_seeds },
+    Target { name: "idx", about: "convert: IDX images (MNIST layout)", run: idx, seeds: idx_seeds, checksummed: false },
     Target {
         name: "parquet",
         about: "Dataset::open and the chunk reader on one shard",
         run: parquet,
         seeds: parquet_seeds,
+        checksummed: false,
     },
-    Target { name: "model", about: "Model::load, then predicting one chunk", run: model, seeds: model_seeds },
-    Target { name: "part", about: "read_part: a part file of a distributed fit", run: part, seeds: part_seeds },
+    Target {
+        name: "model",
+        about: "Model::load, then predicting one chunk",
+        run: model,
+        seeds: model_seeds,
+        checksummed: true,
+    },
+    Target {
+        name: "part",
+        about: "read_part: a part file of a distributed fit",
+        run: part,
+        seeds: part_seeds,
+        checksummed: true,
+    },
 ];
 
 /// The target named `name`.
