@@ -148,8 +148,11 @@ pub fn select(
             Split::Folds(_) => kapprox_solve::cross_validate(&f.parts, alphas),
         };
         let mut sel = validate(&alphas)?;
-        // `--extend-grid`: past the edge holding the choice, from the same statistics.
+        // `--extend-grid`: past the edge holding the choice, from the same
+        // statistics. With a hold-out, one band reduction of the training
+        // part (the computation `holdout` does) serves every round.
         let rounds = if cfg.extend_grid { ALPHA_ROUNDS } else { 0 };
+        let mut holdout_path = None;
         for _ in 0..rounds {
             let more = alpha_extension(&alphas, alphas[sel.best_index]);
             if more.is_empty() {
@@ -157,7 +160,15 @@ pub fn select(
             }
             alphas_added += more.len();
             alphas.extend(more);
-            sel = validate(&alphas)?;
+            sel = match cfg.split {
+                Split::Holdout(_) => {
+                    if holdout_path.is_none() {
+                        holdout_path = Some(kapprox_solve::AlphaPath::from_moments(&f.parts[0], true)?);
+                    }
+                    holdout_path.as_ref().expect("set above").select(&f.parts[1], &alphas)?
+                }
+                Split::Folds(_) => validate(&alphas)?,
+            };
         }
         let curve: Vec<CurvePoint> = alphas
             .iter()
