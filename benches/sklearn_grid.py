@@ -13,6 +13,13 @@ feature count l, on the same generated Parquet files (`kapprox generate`, then
   (sigma, alpha) fit), scored on the same test files (`sklearn_compare.py`'s
   child process).
 
+At the feature counts of `--search` (default 1024) the default grid is also
+compared whole: `kapprox fit` with its default 4 sigma x 17 alpha (one pass)
+against scikit-learn fitting every point of the same grid on a 20 % hold-out
+of the training rows and refitting the best on all of them (a
+`GridSearchCV`-style loop, each map fitted once per sigma, reading and scaling
+included), in a second table.
+
 TEFM-G has no scikit-learn counterpart; its row compares `fit --map tefm-g
 --features l` (d = 4l) with kapprox's own `fit --map rff --features 4l` on the
 same files (issue 15, acceptance 4).
@@ -67,8 +74,10 @@ def load():
 
 
 def kx_fit(kx, train, model, kmap, l, sigma, task, seed, extra=()):
+    """`kapprox fit`; `sigma=None` leaves kapprox's default grid of bandwidths."""
+    sigma_flag = [] if sigma is None else ["--sigma", str(sigma)]
     cmd = [kx, "-q", "fit", "--train", train, "--out", model, "--overwrite", "--map", kmap, "--features", str(l),
-           "--sigma", str(sigma), "--task", task, "--seed", str(seed), "--label", "label", "--json", *extra]
+           *sigma_flag, "--task", task, "--seed", str(seed), "--label", "label", "--json", *extra]
     wall, _, out = sc.run_child(cmd)
     return wall, json.loads(out)
 
@@ -86,8 +95,35 @@ def sk_fit(train, test, method, l, sigma, alpha, task, seed):
     return wall, json.loads(out)
 
 
+def sk_search(train, method, l, sigmas, alphas, task, seed):
+    wall, _, out = sc.run_child([sys.executable, sc.__file__, "--sklearn-child", "--train", train, "--label", "label",
+                                 "--components", str(l), "--method", method, "--task", task, "--seed", str(seed),
+                                 "--grid-sigmas", ",".join(map(repr, sigmas)),
+                                 "--grid-alphas", ",".join(map(repr, alphas))])
+    return wall, json.loads(out)
+
+
+def search_row(args, kx, work, train, test, n, task, kmap, l, metric):
+    """kapprox's default grid (4 sigma x 17 alpha, one pass) against scikit-learn
+    searching the same grid on a hold-out of the same size (one fit per point)."""
+    model = os.path.join(work, "model.safetensors")
+    k_wall, k_fit = kx_fit(kx, train, model, kmap, l, None, task, args.seed)
+    rep = k_fit["report"]
+    sigmas = [c["sigma"] for c in rep["candidates"]]
+    alphas = [p["alpha"] for p in rep["candidates"][0]["curve"]]
+    method = {"rff": "rff", "nystrom": "nystroem"}[kmap]
+    s_wall, s = sk_search(train, method, l, sigmas, alphas, task, args.seed)
+    r = {"n": rep["rows"], "task": task, "map": kmap, "l": l, "grid": f"{len(sigmas)} σ × {len(alphas)} α",
+         "kapprox_s": k_wall, "kapprox_sigma": rep["sigma"], "kapprox_alpha": rep["alpha"],
+         "baseline_s": s["seconds"], "baseline_process_s": s_wall, "baseline_sigma": s["sigma"],
+         "baseline_alpha": s["alpha"]}
+    r["ratio"] = r["baseline_s"] / r["kapprox_s"]
+    print(json.dumps(r), flush=True)
+    return r
+
+
 def run_grid(args, kx, work):
-    rows = []
+    rows, searches = [], []
     for n in args.rows:
         for task in args.tasks:
             classes = 5 if task == "classification" else 0
@@ -123,9 +159,11 @@ def run_grid(args, kx, work):
                     r["ratio"] = r["baseline_s"] / r["kapprox_s"]
                     rows.append(r)
                     print(json.dumps(r), flush=True)
+                    if l in args.search and kmap in ("rff", "nystrom"):
+                        searches.append(search_row(args, kx, work, train, test, n, task, kmap, l, metric))
             shutil.rmtree(train, ignore_errors=True)
             shutil.rmtree(test, ignore_errors=True)
-    return rows
+    return rows, searches
 
 
 def table(rows):
@@ -136,6 +174,17 @@ def table(rows):
         out.append(f"| {r['n']} | {r['task']} | {r['map']} | {r['l']} | {r['kapprox_s']:.2f} | {r['baseline']} "
                    f"| {r['baseline_s']:.2f} | {r['ratio']:.2f} | {r['kapprox_test']:.4f} "
                    f"| {r['baseline_test']:.4f} |")
+    return "\n".join(out)
+
+
+def search_table(rows):
+    out = ["| n train | task | map | l | grid | kapprox fit s | scikit-learn search s | ratio | σ, α kapprox "
+           "| σ, α scikit-learn |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {r['n']} | {r['task']} | {r['map']} | {r['l']} | {r['grid']} | {r['kapprox_s']:.2f} "
+                   f"| {r['baseline_s']:.2f} | {r['ratio']:.1f} | {r['kapprox_sigma']:.3g}, {r['kapprox_alpha']:.3g} "
+                   f"| {r['baseline_sigma']:.3g}, {r['baseline_alpha']:.3g} |")
     return "\n".join(out)
 
 
@@ -151,13 +200,16 @@ def write_doc(path, block):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ints = lambda s: [int(v) for v in s.split(",")]  # noqa: E731
+    ints = lambda s: [int(v) for v in s.split(",") if v]  # noqa: E731
     p.add_argument("--rows", type=ints, default=[30000, 100000, 581012], help="training rows (comma list)")
     p.add_argument("--components", type=ints, default=[1024, 4096], help="feature counts l (comma list)")
     p.add_argument("--maps", type=lambda s: s.split(","), default=["rff", "nystrom", "tefm-g"])
     p.add_argument("--tasks", type=lambda s: s.split(","), default=["regression", "classification"])
     p.add_argument("--input-features", type=int, default=100)
     p.add_argument("--sigma", default="auto", help="kapprox's --sigma (one value); scikit-learn gets the same")
+    p.add_argument("--search", type=ints, default=[1024],
+                   help="feature counts at which kapprox's default grid is also compared with scikit-learn searching "
+                        "the same grid (comma list; empty string for none)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--kapprox", help="the kapprox binary (default: target/release/kapprox, built when missing)")
     p.add_argument("--write", help="replace the generated block of this Markdown file")
@@ -167,12 +219,16 @@ def main():
     print(f"CPU: {cpu}; load average before: {before}", flush=True)
     work = tempfile.mkdtemp(prefix="kapprox-grid-")
     try:
-        rows = run_grid(args, kx, work)
+        rows, searches = run_grid(args, kx, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     after = load()
     block = (f"CPU: {cpu}. Load average (1, 5, 15 min) before: {before}; after: {after}.\n"
              f"Command: `python3 benches/sklearn_grid.py {' '.join(sys.argv[1:])}`\n\n{table(rows)}")
+    if searches:
+        block += ("\n\nGrid search: `kapprox fit` with its default grid (one pass) against scikit-learn fitting "
+                  "every point of the same grid on a 20 % hold-out, then refitting the best on all rows "
+                  f"(ratio: scikit-learn s / kapprox s).\n\n{search_table(searches)}")
     print()
     print(block)
     if args.write:
