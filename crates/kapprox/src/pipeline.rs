@@ -10,17 +10,19 @@
 //! depend on the chunk size, the shard layout or the thread count.
 //!
 //! Peak memory of a pass: the reader's in-flight chunks
-//! (`prefetch × chunk_rows × d` doubles) + one feature buffer per map
-//! (`chunk_rows × l` doubles each) + whatever the sink accumulates. Nothing
-//! grows with the number of rows.
+//! (`prefetch × chunk_rows × d` doubles) + one feature buffer (`chunk_rows
+//! × l` doubles for [`Pass::run`], at most [`tile_rows`]`(l) × l` for
+//! [`Pass::run_tiled`]) + whatever the sink accumulates. Nothing grows
+//! with the number of rows.
 
 use crate::observer::{Observer, PassProgress};
 use anyhow::{Context, Result};
 use kapprox_core::SparseRows;
 use kapprox_features::{FeatureMap, OutputKind};
 use kapprox_io::{Chunk, Dataset, ReadOptions, Scaler};
-use ndarray::{Array2, ArrayView2, ArrayViewMut2, Axis};
+use ndarray::{Array2, ArrayView2, ArrayViewMut2, Axis, s};
 use rayon::prelude::*;
+use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -28,6 +30,24 @@ use std::time::Instant;
 /// dozen threads on an 8192-row chunk, large enough that each task runs one
 /// efficient GEMM.
 const TRANSFORM_BLOCK_ROWS: usize = 256;
+
+/// Largest feature buffer of [`Pass::run_tiled`], in bytes. A chunk of
+/// 8192 rows at `l = 1024` is 64 MiB of features: above glibc's largest
+/// reuse threshold (32 MiB), so every pass mapped it afresh and paid a
+/// page fault per 4 KiB written (13 % of an RFF fit's cycles at 30k rows),
+/// and at `l = 8192` the buffer alone was 512 MiB. Tiles of a few MiB are
+/// reused from the allocator and are still read back by the Gram update
+/// from the cache.
+const TILE_BYTES: usize = 8 << 20;
+
+/// Rows per tile of [`Pass::run_tiled`] for maps of at most `l` outputs: as
+/// many whole transform blocks as fit in [`TILE_BYTES`], at least two.
+pub fn tile_rows(l: usize) -> usize {
+    (TILE_BYTES / (8 * l.max(1)) / TRANSFORM_BLOCK_ROWS).max(2) * TRANSFORM_BLOCK_ROWS
+}
+
+/// What [`Pass::run_tiled`] calls: `(chunk, rows of the tile, map, features)`.
+pub type TileSink<'a> = dyn FnMut(&Chunk, Range<usize>, usize, &Features) -> Result<()> + 'a;
 
 static PASSES: AtomicU64 = AtomicU64::new(0);
 
@@ -78,7 +98,12 @@ impl Features {
         match self {
             Features::Dense(z) => {
                 if z.nrows() != n {
-                    *z = Array2::zeros((n, z.ncols()));
+                    // Keep the allocation: a pass's last, shorter chunk or
+                    // tile would otherwise map (and fault in) a new buffer.
+                    let cols = z.ncols();
+                    let (mut values, _) = std::mem::replace(z, Array2::zeros((0, cols))).into_raw_vec_and_offset();
+                    values.resize(n * cols, 0.0);
+                    *z = Array2::from_shape_vec((n, cols), values).expect("n rows of cols values");
                 }
             }
             Features::Sparse(z) => {
@@ -162,6 +187,35 @@ impl Pass<'_> {
                 let z = buf.as_mut().expect("allocated above");
                 transform_parallel(*map, chunk.x.view(), z);
                 sink(chunk, m, z)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// [`Pass::run`] in tiles: `sink(chunk, rows, m, z)` sees the features
+    /// `z` of the chunk rows `rows` under map `m`, tiles of at most
+    /// [`tile_rows`] rows in row order, every map of a tile before the next
+    /// tile. The features of a row do not depend on the tiling, so a sink
+    /// that adds rows in order gets the result [`Pass::run`] gives, while the
+    /// feature buffer holds a tile instead of a chunk.
+    pub fn run_tiled(self, sink: &mut TileSink<'_>) -> Result<PassReport> {
+        let maps = self.maps.clone();
+        let tile = tile_rows(maps.iter().map(|m| m.n_output()).max().unwrap_or(1));
+        let mut buf: Option<Features> = None;
+        self.run_chunks(&mut |chunk| {
+            let n = chunk.x.nrows();
+            for start in (0..n).step_by(tile) {
+                let rows = start..(start + tile).min(n);
+                let x = chunk.x.slice(s![rows.clone(), ..]);
+                for (m, map) in maps.iter().enumerate() {
+                    let fits = buf.as_ref().is_some_and(|b| b.matches(*map));
+                    if !fits {
+                        buf = Some(Features::empty_for(*map));
+                    }
+                    let z = buf.as_mut().expect("allocated above");
+                    transform_parallel(*map, x, z);
+                    sink(chunk, rows.clone(), m, z)?;
+                }
             }
             Ok(())
         })

@@ -23,7 +23,7 @@ use anyhow::{Context, Result};
 use kapprox_features::{FeatureMap, KernelColumns};
 use kapprox_io::{CategoryCounts, ColumnStats, Dataset, ReadOptions, Scaler};
 use kapprox_sketch::{ProductAccumulator, RangeSketch, Reservoir, Sketch, SketchKind};
-use ndarray::Array2;
+use ndarray::{Array2, s};
 
 /// The reading options of every pass.
 pub fn read_options(cfg: &FitConfig, features: &[String], label: &str, shards: &[usize]) -> ReadOptions {
@@ -385,13 +385,13 @@ pub fn fit_pass(
     };
     let mut rows_of: Vec<Vec<usize>> = vec![Vec::new(); n_parts];
     let mut ids: Vec<u64> = Vec::new();
-    let mut split_of = u64::MAX;
+    let mut split_of = (u64::MAX, usize::MAX);
     let seed = cfg.seed;
     let mut dense_buf: Option<Features> = None;
     let precision = cfg.precision;
     let mut z32 = Array2::<f32>::zeros((0, 0));
-    let report =
-        Pass { dataset: ds, read, scaler, maps: map_refs, label: "fit", observer }.run(&mut |chunk, m, z| {
+    let report = Pass { dataset: ds, read, scaler, maps: map_refs, label: "fit", observer }.run_tiled(
+        &mut |chunk, tile, m, z| {
             let z = match z {
                 Features::Sparse(sp) if !sparse_pays(sp.nnz_per_row(), sp.n_cols) => {
                     let buf = dense_buf.get_or_insert_with(|| Features::Dense(Array2::zeros((0, 0))));
@@ -400,11 +400,12 @@ pub fn fit_pass(
                 }
                 z => z,
             };
-            let y = chunk.y.as_ref().expect("label column requested");
-            if split_of != chunk.first_row {
-                // The split of a chunk is computed once and shared by every map.
-                split_of = chunk.first_row;
-                ids = chunk.row_ids.to_vec();
+            let y = chunk.y.as_ref().expect("label column requested").slice(s![tile.clone()]);
+            if split_of != (chunk.first_row, tile.start) {
+                // The split of a tile is computed once and shared by every map.
+                split_of = (chunk.first_row, tile.start);
+                ids.clear();
+                ids.extend(tile.clone().map(|i| chunk.row_id(i)));
                 rows_of.iter_mut().for_each(Vec::clear);
                 for (i, &id) in ids.iter().enumerate() {
                     rows_of[split.part_of(seed, id)].push(i);
@@ -432,7 +433,8 @@ pub fn fit_pass(
                 s.update_ids(zd.view(), &ids).context("TEFM sketch")?;
             }
             Ok(())
-        })?;
+        },
+    )?;
     state.rows = report.rows;
     state.skipped = report.skipped;
     state.imputed = report.imputed;
