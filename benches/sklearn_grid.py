@@ -42,6 +42,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -188,14 +189,26 @@ def search_table(rows):
     return "\n".join(out)
 
 
-def write_doc(path, block):
-    text = open(path).read() if os.path.exists(path) else f"{BEGIN}\n{END}\n"
-    if BEGIN not in text or END not in text:
-        sys.exit(f"{path}: no {BEGIN} ... {END} block to replace")
-    head, rest = text.split(BEGIN, 1)
-    tail = rest.split(END, 1)[1]
+def summary(rows, searches):
+    """The README's table: one line per shape, scikit-learn s / kapprox s."""
+    out = ["| n train | task | map | l | kapprox s | baseline | baseline s | ratio |", "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {r['n']} | {r['task']} | {r['map']} | {r['l']} | {r['kapprox_s']:.2f} (1 σ, 17 α) "
+                   f"| {r['baseline']} (1 σ, 1 α) | {r['baseline_s']:.2f} | {r['ratio']:.2f} |")
+    for r in searches:
+        out.append(f"| {r['n']} | {r['task']} | {r['map']} | {r['l']} | {r['kapprox_s']:.2f} ({r['grid']}) "
+                   f"| scikit-learn search ({r['grid']}) | {r['baseline_s']:.2f} | {r['ratio']:.1f} |")
+    return "\n".join(out)
+
+
+def write_doc(path, block, begin=BEGIN, end=END):
+    text = open(path).read() if os.path.exists(path) else f"{begin}\n{end}\n"
+    if begin not in text or end not in text:
+        sys.exit(f"{path}: no {begin} ... {end} block to replace")
+    head, rest = text.split(begin, 1)
+    tail = rest.split(end, 1)[1]
     with open(path, "w") as f:
-        f.write(f"{head}{BEGIN}\n{block}\n{END}{tail}")
+        f.write(f"{head}{begin}\n{block}\n{end}{tail}")
 
 
 def main():
@@ -213,6 +226,7 @@ def main():
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--kapprox", help="the kapprox binary (default: target/release/kapprox, built when missing)")
     p.add_argument("--write", help="replace the generated block of this Markdown file")
+    p.add_argument("--readme", help="also replace the README's summary block (`<!-- sklearn_grid_summary -->`)")
     args = p.parse_args()
     kx = sc.kapprox_bin(args.kapprox)
     cpu, before = cpu_line(), load()
@@ -233,6 +247,11 @@ def main():
     print(block)
     if args.write:
         write_doc(args.write, block)
+    if args.readme:
+        head = (f"{cpu}; load average before {before}, after {after}; "
+                f"`python3 benches/sklearn_grid.py {' '.join(sys.argv[1:])}` (one run, {time.strftime('%Y-%m-%d')}):")
+        write_doc(args.readme, f"{head}\n\n{summary(rows, searches)}", "<!-- sklearn_grid_summary -->",
+                  "<!-- /sklearn_grid_summary -->")
 
 
 if __name__ == "__main__":
