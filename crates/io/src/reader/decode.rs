@@ -39,6 +39,9 @@ pub(super) struct Spec {
     pub(super) release_pages: bool,
     /// The dataset's partition keys and their types.
     pub(super) partitions: Vec<(String, DataType)>,
+    /// Threads that decode one row group, each a share of its columns
+    /// (more than one when the dataset has fewer row groups than threads).
+    pub(super) column_groups: usize,
 }
 
 impl Spec {
@@ -79,6 +82,8 @@ pub(super) struct OpenShard {
     pub(super) meta: Arc<ShardMeta>,
     source: Source,
     projection: ProjectionMask,
+    /// The projected root columns, in `projection`.
+    roots: Vec<usize>,
     /// Per needed column: its partition value when it is a partition key.
     partition_values: HashMap<String, (Option<String>, DataType)>,
     pub(super) spec: Arc<Spec>,
@@ -116,8 +121,8 @@ impl OpenShard {
                 leaves.push(root);
             }
         }
-        let projection = ProjectionMask::roots(meta.arrow.metadata().file_metadata().schema_descr(), leaves);
-        Ok(OpenShard { meta, source, projection, partition_values, spec: spec.clone() })
+        let projection = ProjectionMask::roots(meta.arrow.metadata().file_metadata().schema_descr(), leaves.clone());
+        Ok(OpenShard { meta, source, projection, roots: leaves, partition_values, spec: spec.clone() })
     }
 
     pub(super) fn path(&self) -> PathBuf {
@@ -147,6 +152,31 @@ impl OpenShard {
             }
         }
         merged
+    }
+
+    /// The projection split into at most `groups` masks of about equal
+    /// compressed size in `row_group` (largest column first to the lightest
+    /// group), one per decoding thread; the whole projection when one.
+    fn column_groups(&self, row_group: usize, groups: usize) -> Vec<ProjectionMask> {
+        let groups = groups.min(self.roots.len()).max(1);
+        if groups == 1 {
+            return vec![self.projection.clone()];
+        }
+        let schema = self.meta.arrow.metadata().file_metadata().schema_descr();
+        let rg = self.meta.arrow.metadata().row_group(row_group);
+        let mut sizes = vec![0u64; schema.root_schema().get_fields().len()];
+        for (leaf, column) in rg.columns().iter().enumerate() {
+            sizes[schema.get_column_root_idx(leaf)] += column.compressed_size().max(0) as u64;
+        }
+        let mut roots = self.roots.clone();
+        roots.sort_by_key(|&r| (std::cmp::Reverse(sizes[r]), r));
+        let mut members: Vec<(u64, Vec<usize>)> = vec![(0, Vec::new()); groups];
+        for r in roots {
+            let lightest = members.iter_mut().min_by_key(|(load, _)| *load).expect("at least one group");
+            lightest.0 += sizes[r].max(1);
+            lightest.1.push(r);
+        }
+        members.into_iter().map(|(_, roots)| ProjectionMask::roots(schema, roots)).collect()
     }
 
     /// A needed column of a batch: the file's, or the partition value
@@ -250,7 +280,13 @@ fn failing_column<T: ChunkReader + Clone + 'static>(shard: &OpenShard, row_group
 
 /// Decodes one row group into pieces along the chunk grid and sends them.
 /// Returns `Ok` early if the consumer has gone.
-fn decode_row_group<T: ChunkReader + Clone + 'static>(
+///
+/// With more than one column group, each group's columns are decoded by its
+/// own reader on its own thread, in batches of the same size, and the
+/// batches are joined column-wise: a dataset of one large row group (what
+/// pyarrow and polars write for up to a million rows) then decodes on every
+/// core instead of one.
+fn decode_row_group<T: ChunkReader + Clone + Send + 'static>(
     shard: &OpenShard,
     row_group: usize,
     input: T,
@@ -258,21 +294,97 @@ fn decode_row_group<T: ChunkReader + Clone + 'static>(
 ) -> Result<()> {
     let spec = &*shard.spec;
     let meta = &shard.meta;
+    let fail = |e: ArrowError| decode_error(shard, row_group, failing_column(shard, row_group, &input), e);
+    let open = |mask: ProjectionMask| {
+        guarded(|| {
+            Ok(ParquetRecordBatchReaderBuilder::new_with_metadata(input.clone(), meta.arrow.clone())
+                .with_row_groups(vec![row_group])
+                .with_projection(mask)
+                .with_batch_size(spec.chunk_rows)
+                .build()?)
+        })
+    };
+    let mut masks = shard.column_groups(row_group, spec.column_groups);
+    let first = open(masks.remove(0)).map_err(fail)?;
+    if masks.is_empty() {
+        let mut reader = first;
+        return cut_into_pieces(shard, row_group, &mut || guarded(|| reader.next().transpose()).map_err(fail), tx);
+    }
+    let others = masks.into_iter().map(|m| open(m).map_err(fail)).collect::<Result<Vec<_>>>()?;
+    std::thread::scope(|scope| {
+        let mut receivers = Vec::with_capacity(others.len());
+        for mut reader in others {
+            let (batch_tx, batch_rx) = crossbeam_channel::bounded(1);
+            scope.spawn(move || {
+                while let Some(batch) = guarded(|| reader.next().transpose()).transpose() {
+                    let failed = batch.is_err();
+                    // The receiver is gone when the row group ended early.
+                    if batch_tx.send(batch).is_err() || failed {
+                        break;
+                    }
+                }
+            });
+            receivers.push(batch_rx);
+        }
+        let mut reader = first;
+        let mut next = || -> Result<Option<RecordBatch>> {
+            let head = guarded(|| reader.next().transpose()).map_err(fail)?;
+            let mut parts = Vec::with_capacity(receivers.len() + 1);
+            for rx in &receivers {
+                // A finished reader has dropped its sender: no batch.
+                if let Ok(batch) = rx.recv() {
+                    parts.push(batch.map_err(fail)?);
+                }
+            }
+            let Some(head) = head else {
+                return match parts.first() {
+                    None => Ok(None),
+                    Some(b) => Err(join_mismatch(shard, row_group, 0, b.num_rows())),
+                };
+            };
+            if parts.len() != receivers.len() || parts.iter().any(|b| b.num_rows() != head.num_rows()) {
+                let found = parts.iter().map(RecordBatch::num_rows).find(|&n| n != head.num_rows()).unwrap_or(0);
+                return Err(join_mismatch(shard, row_group, head.num_rows(), found));
+            }
+            parts.insert(0, head);
+            join_columns(&parts).map(Some).map_err(fail)
+        };
+        cut_into_pieces(shard, row_group, &mut next, tx)
+    })
+}
+
+/// Batches of column groups that should line up but do not: the file's
+/// column chunks disagree on the row group's rows.
+fn join_mismatch(shard: &OpenShard, row_group: usize, expected: usize, found: usize) -> IoError {
+    let error = ArrowError::ParquetError(format!(
+        "its column chunks hold different numbers of rows ({expected} and {found} in one batch)"
+    ));
+    decode_error(shard, row_group, None, error)
+}
+
+/// The columns of equally long batches side by side, as one batch.
+fn join_columns(parts: &[RecordBatch]) -> std::result::Result<RecordBatch, ArrowError> {
+    let fields: Vec<_> = parts.iter().flat_map(|b| b.schema().fields().iter().cloned().collect::<Vec<_>>()).collect();
+    let columns = parts.iter().flat_map(|b| b.columns().iter().cloned()).collect();
+    RecordBatch::try_new(Arc::new(arrow::datatypes::Schema::new(fields)), columns)
+}
+
+/// Cuts the row group's batches (from `next`) into pieces along the chunk
+/// grid and sends them. Returns `Ok` early if the consumer has gone.
+fn cut_into_pieces(
+    shard: &OpenShard,
+    row_group: usize,
+    next: &mut dyn FnMut() -> Result<Option<RecordBatch>>,
+    tx: &Sender<Result<Piece>>,
+) -> Result<()> {
+    let spec = &*shard.spec;
+    let meta = &shard.meta;
     let rg_start = meta.row_group_starts[row_group];
     let rg_end = meta.row_group_starts[row_group + 1];
     let c = spec.chunk_rows as u64;
-    let fail = |e: ArrowError| decode_error(shard, row_group, failing_column(shard, row_group, &input), e);
-    let mut reader = guarded(|| {
-        Ok(ParquetRecordBatchReaderBuilder::new_with_metadata(input.clone(), meta.arrow.clone())
-            .with_row_groups(vec![row_group])
-            .with_projection(shard.projection.clone())
-            .with_batch_size(spec.chunk_rows)
-            .build()?)
-    })
-    .map_err(fail)?;
     let mut cur = rg_start;
     let mut piece: Option<PieceBuf> = None;
-    while let Some(batch) = guarded(|| reader.next().transpose()).map_err(fail)? {
+    while let Some(batch) = next()? {
         let cols =
             BatchColumns::new(shard, &batch).map_err(|(column, e)| decode_error(shard, row_group, Some(column), e))?;
         let nb = batch.num_rows();

@@ -3,7 +3,10 @@
 //!
 //! # How it works
 //!
-//! Every selected row group is one job. A small pool of decode threads
+//! Every selected row group is one job. When the dataset has fewer row
+//! groups than threads, a job splits its row group's columns into groups of
+//! about equal compressed size, decoded side by side (scoped threads) and
+//! joined batch by batch. A small pool of decode threads
 //! (owned by the [`ChunkReader`], not rayon's, so that blocking on a full
 //! channel never starves the caller's compute) takes jobs in row order. A
 //! worker memory-maps nothing itself: the shard's map is opened once, wrapped
@@ -39,6 +42,10 @@
 //! - Blocks: at most `P` decoded pieces wait in channels or blocked sends,
 //!   plus per thread one piece under construction and one Arrow batch of
 //!   `C` rows, plus the chunk being assembled and the one the caller holds.
+//!   A job decoding by column groups holds at most one more batch of its
+//!   row group's columns (each group thread's next batch waits in a channel
+//!   of one), so `2T` becomes at most `3T` then; the groups only split
+//!   the decoder state below, they do not add to it.
 //! - Mapped pages: each thread touches the pages of the row group it
 //!   decodes. With `release_pages` (the default, Unix only) they are dropped
 //!   from the process with `madvise(MADV_DONTNEED)` as soon as the row group
@@ -218,6 +225,9 @@ impl ChunkReader {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let wanted = if opts.threads == 0 { cores } else { opts.threads };
         let n_threads = wanted.min(opts.prefetch).min(n_row_groups).max(1);
+        // Fewer row groups than threads: the spare threads share each row
+        // group's columns.
+        let column_groups = (wanted.min(opts.prefetch) / n_threads).max(1);
         // Each thread can hold `capacity` pieces in its channel plus one in a
         // blocked send, so `threads · (capacity + 1) ≤ prefetch`.
         let channel_capacity = opts.prefetch / n_threads - 1;
@@ -241,6 +251,7 @@ impl ChunkReader {
             impute,
             release_pages: opts.release_pages,
             partitions,
+            column_groups,
         });
         let (jobs_tx, jobs_rx) = unbounded::<Job>();
         let mut workers = Vec::with_capacity(n_threads);

@@ -351,6 +351,60 @@ fn corrupt_page_names_file_row_group_and_column() {
 }
 
 #[test]
+fn one_row_group_decoded_by_column_groups_gives_the_same_chunks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (n, d) = (9_001, 7);
+    let mut x = matrix(n, d, 3);
+    // Missing values in two columns: the NaN policy sees every column of a
+    // row, whichever group decoded it.
+    x[[17, 2]] = f64::NAN;
+    x[[4_321, 6]] = f64::NAN;
+    let y: Array1<f64> = x.column(0).mapv(|v| v - 1.0);
+    let path = tmp.path().join("one.parquet");
+    write_f64(&path, &x, Some(&y), n, 1000);
+    let ds = Dataset::open(&path).unwrap();
+    assert_eq!(ds.shards()[0].n_row_groups, 1);
+    for nan in [NanPolicy::Skip, NanPolicy::Impute] {
+        let opts = |threads: usize| {
+            ReadOptions::new(cols(d))
+                .with_label(Some("y"))
+                .with_chunk_rows(1000)
+                .with_nan_policy(nan)
+                .with_impute_values(vec![0.5; d])
+                .with_threads(threads)
+                .with_prefetch(4)
+        };
+        // One thread decodes all columns; 2-4 threads split one row group's
+        // columns (the dataset has fewer row groups than threads).
+        let serial = read_all(&ds, opts(1));
+        assert_eq!(serial.ids.len(), if nan == NanPolicy::Skip { n - 2 } else { n });
+        for threads in [2, 3, 4] {
+            assert_eq!(read_all(&ds, opts(threads)), serial, "{nan:?}, {threads} threads");
+        }
+    }
+}
+
+#[test]
+fn a_corrupt_column_decoded_in_a_column_group_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("c.parquet");
+    write_f64(&path, &matrix(3000, 4, 7), None, 3000, 1000);
+    let md = parquet::file::serialized_reader::SerializedFileReader::new(std::fs::File::open(&path).unwrap()).unwrap();
+    let (start, _) = parquet::file::reader::FileReader::metadata(&md).row_group(0).column(3).byte_range();
+    let mut bytes = std::fs::read(&path).unwrap();
+    for b in &mut bytes[start as usize..start as usize + 24] {
+        *b = 0xff;
+    }
+    std::fs::write(&path, &bytes).unwrap();
+    let ds = Dataset::open(&path).unwrap();
+    for threads in [1, 2, 4] {
+        let reader = ds.reader(ReadOptions::new(cols(4)).with_chunk_rows(500).with_threads(threads)).unwrap();
+        let err = reader.into_iter().find_map(Result::err).expect("an error").to_string();
+        assert_contains(&err, &[&path.display().to_string(), "row group 0", "column \"c3\"", "cannot decode"]);
+    }
+}
+
+#[test]
 fn dropping_a_reader_early_stops_its_threads() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("ds");
