@@ -295,8 +295,9 @@ impl Eof {
     /// functions in block order, then padding `(0, 0.0)`.
     fn row_into(&self, x: ArrayView1<'_, f64>, s: &mut Scratch, cols: &mut [u32], vals: &mut [f64]) {
         let n1 = self.levels.per_dim();
-        for (d, &xd) in x.iter().enumerate() {
-            self.basis.eval(xd, &mut s.vals[d * n1..(d + 1) * n1], &mut s.idx[d * n1..(d + 1) * n1]);
+        match x.as_slice() {
+            Some(row) => self.basis.eval_row(row, &mut s.vals, &mut s.idx, &mut s.terms),
+            None => self.basis.eval_row(&x.to_vec(), &mut s.vals, &mut s.idx, &mut s.terms),
         }
         let blocks = &self.blocks;
         s.loc[0] = 0;
@@ -378,6 +379,7 @@ impl Eof {
             val: vec![0.0; nb],
             loc: vec![0; nb],
             chain: Vec::with_capacity(self.levels.per_dim()),
+            terms: basis::RowTerms::default(),
         }
     }
 
@@ -434,6 +436,8 @@ struct Scratch {
     loc: Vec<u64>,
     /// Slots of one block (direct-product path).
     chain: Vec<usize>,
+    /// The Laplace kernel's exponentials of one row, batched.
+    terms: basis::RowTerms,
 }
 
 impl FeatureMap for Eof {
