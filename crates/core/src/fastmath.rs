@@ -127,6 +127,22 @@ fn pow2(n: f64) -> f64 {
     f64::from_bits(i.wrapping_add(1023) << 52)
 }
 
+/// `e^r − 1 = r + r²·q(r)` for `|r| ≤ ln 2 / 2`, the Taylor polynomial of
+/// degree 13: the tail `q` in Estrin's scheme (short dependency chains, so
+/// consecutive vectors overlap); its rounding is scaled by `r² ≤ 0.12`, so
+/// the last addition decides the error.
+#[inline(always)]
+fn exp_minus_one_reduced(r: f64) -> f64 {
+    let r2 = r * r;
+    let r4 = r2 * r2;
+    let r8 = r4 * r4;
+    let q0 = (E2 + r * E3) + r2 * (E4 + r * E5);
+    let q1 = (E6 + r * E7) + r2 * (E8 + r * E9);
+    let q2 = (E10 + r * E11) + r2 * (E12 + r * E13);
+    let q = (q0 + r4 * q1) + r8 * q2;
+    r + r2 * q
+}
+
 /// `exp(x)` without branches (see the module docs for the error).
 #[inline(always)]
 fn exp_kernel(x: f64) -> f64 {
@@ -134,38 +150,19 @@ fn exp_kernel(x: f64) -> f64 {
     let x = x.clamp(EXP_LO, EXP_HI);
     let n = (x * std::f64::consts::LOG2_E + ROUND_MAGIC) - ROUND_MAGIC;
     let r = (x - n * LN2_HI) - n * LN2_LO;
-    // 1 + r + r²·q(r): the tail q in Estrin's scheme (short dependency
-    // chains, so consecutive vectors overlap); its rounding is scaled by
-    // r² ≤ 0.12, so the last two additions decide the error.
-    let r2 = r * r;
-    let r4 = r2 * r2;
-    let r8 = r4 * r4;
-    let q0 = (E2 + r * E3) + r2 * (E4 + r * E5);
-    let q1 = (E6 + r * E7) + r2 * (E8 + r * E9);
-    let q2 = (E10 + r * E11) + r2 * (E12 + r * E13);
-    let q = (q0 + r4 * q1) + r8 * q2;
-    let e = 1.0 + (r + r2 * q);
+    let e = 1.0 + exp_minus_one_reduced(r);
     // n ∈ [−1076, 1024]: two halves in [−538, 512] keep both factors normal.
     let h = (n * 0.5 + ROUND_MAGIC) - ROUND_MAGIC;
     e * pow2(h) * pow2(n - h)
 }
 
-/// `exp(x) − 1` without branches: the polynomial of [`exp_kernel`] without
-/// its leading 1 where `|x| ≤ ln 2 / 2` (so small arguments keep their
+/// `exp(x) − 1` without branches: [`exp_minus_one_reduced`] where `|x| ≤ ln 2 / 2` (so small arguments keep their
 /// relative accuracy), `exp(x) − 1` elsewhere (where the subtraction loses
 /// at most a factor 3.4). Error at most 4 ulp (see the tests).
 #[inline(always)]
 fn expm1_kernel(x: f64) -> f64 {
     let small = x.abs() <= 0.5 * std::f64::consts::LN_2;
-    let r = if small { x } else { 0.0 };
-    let r2 = r * r;
-    let r4 = r2 * r2;
-    let r8 = r4 * r4;
-    let q0 = (E2 + r * E3) + r2 * (E4 + r * E5);
-    let q1 = (E6 + r * E7) + r2 * (E8 + r * E9);
-    let q2 = (E10 + r * E11) + r2 * (E12 + r * E13);
-    let q = (q0 + r4 * q1) + r8 * q2;
-    let near = r + r2 * q;
+    let near = exp_minus_one_reduced(if small { x } else { 0.0 });
     let far = exp_kernel(x) - 1.0;
     if small { near } else { far }
 }
