@@ -19,10 +19,11 @@
 
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::householder;
+use faer::linalg::matmul::matmul;
 use faer::linalg::qr::no_pivoting::factor as qr;
 use faer::linalg::triangular_solve;
 use faer::reborrow::ReborrowMut;
-use faer::{Conj, Mat, MatMut, Par};
+use faer::{Accum, Conj, Mat, MatMut, Par};
 use kapprox_core::dense::{as_faer, as_faer_mut};
 use kapprox_core::gram::{PackedRows, PackedSymmetric};
 use ndarray::{Array2, ArrayView2, ArrayViewMut2, ShapeBuilder, s};
@@ -201,12 +202,7 @@ fn reduce_panel(work: &mut PackedSymmetric, col: usize, row: usize, par: Par) ->
     // M = T⁻ᵀ (Vᵀ X), then W = X − ½ V M (in place of X).
     let mut m = as_faer(v.view()).transpose() * as_faer(x.view());
     triangular_solve::solve_lower_triangular_in_place(t.as_ref().transpose(), m.as_mut(), par);
-    let vm = as_faer(v.view()) * m.as_ref();
-    for c in 0..kb {
-        for r in 0..n {
-            x[[r, c]] -= 0.5 * vm[(r, c)];
-        }
-    }
+    matmul(as_faer_mut(x.view_mut()), Accum::Add, as_faer(v.view()), m.as_ref(), -0.5, par);
     let w = x;
     // A₂₂ −= [W V] [V W]ᵀ, as one product over 2kb rows: rows of `wv` are
     // W's then V's columns, rows of `vw` V's then W's.

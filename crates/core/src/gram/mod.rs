@@ -149,6 +149,8 @@ fn product<T: Element>(
     // keep C column-major).
     if c.strides()[0] == 1 && c.strides()[1] >= m as isize {
         let ldc = c.strides()[1] as usize;
+        let w = a.panel_width();
+        debug_assert!(m.div_ceil(w) < a.n_panels() && n.div_ceil(w) < b.n_panels());
         let product = Product {
             simd,
             c: Out(c.as_mut_ptr()),
@@ -227,7 +229,8 @@ enum Layout {
     /// The trailing block from row and column `start` on of a full
     /// symmetric matrix in the packed-rows layout ([`PackedSymmetric`]):
     /// `(i, j)` is written to both `(start + i, start + j)` and its mirror.
-    Symmetric { start: usize, panel: usize, stride: usize },
+    /// The panel width is the kernel's (`1 << shift`).
+    Symmetric { start: usize, shift: u32, stride: usize },
 }
 
 /// One product `C (+)= alpha · AᵀB` (lower triangle only if `lower`) over
@@ -323,9 +326,13 @@ impl<T: Element> Product<T> {
                                     unsafe { *col.add(i) += alpha * t.to_f64() };
                                 }
                             }
-                            Layout::Symmetric { start, panel, stride } => {
-                                let at = |row: usize, col: usize| (col / panel) * stride + row * panel + col % panel;
+                            Layout::Symmetric { start, shift, stride } => {
+                                // (r, c) of the layout is at
+                                // (c >> shift)·stride + r·w + (c & (w − 1)).
+                                let mask = w - 1;
                                 let gj = start + j;
+                                let mirror = (gj >> shift) * stride + (gj & mask);
+                                let direct = gj * w;
                                 for (i, &t) in values {
                                     let gi = start + i;
                                     let v = alpha * t.to_f64();
@@ -333,9 +340,9 @@ impl<T: Element> Product<T> {
                                     // matrix; (gi, gj) with i ≥ j belongs to
                                     // this block and its mirror to no block.
                                     unsafe {
-                                        *c.add(at(gj, gi)) += v;
+                                        *c.add(direct + (gi >> shift) * stride + (gi & mask)) += v;
                                         if gi != gj {
-                                            *c.add(at(gi, gj)) += v;
+                                            *c.add(mirror + gi * w) += v;
                                         }
                                     }
                                 }

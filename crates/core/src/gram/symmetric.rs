@@ -110,10 +110,12 @@ impl PackedSymmetric {
         assert!(rows.end <= self.n && cols.end <= self.n, "PackedSymmetric: block {rows:?} × {cols:?} of {}", self.n);
         assert_eq!(out.dim(), (rows.len(), cols.len()), "PackedSymmetric: output shape");
         let (w, stride) = (self.panel_width(), self.rows.panel_stride());
+        let (shift, mask) = (w.trailing_zeros(), w - 1);
         let data = self.rows.as_slice();
         for (j, mut col) in cols.zip(out.columns_mut()) {
+            let row = j * w;
             for (i, o) in rows.clone().zip(col.iter_mut()) {
-                *o = data[(i / w) * stride + j * w + i % w];
+                *o = data[(i >> shift) * stride + row + (i & mask)];
             }
         }
     }
@@ -203,7 +205,7 @@ impl PackedSymmetric {
         let product = Product {
             simd: self.simd(),
             c: Out(self.rows.as_mut_slice().as_mut_ptr()),
-            layout: Layout::Symmetric { start, panel: w, stride },
+            layout: Layout::Symmetric { start, shift: w.trailing_zeros(), stride },
             m,
             n: m,
             k: a.len(),
