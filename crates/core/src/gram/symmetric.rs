@@ -15,7 +15,7 @@
 use super::{Element, Layout, Operand, Out, PackedRows, Product, is_parallel};
 use crate::cpu::Simd;
 use faer::Par;
-use ndarray::{ArrayView2, ArrayViewMut2, ShapeBuilder, s};
+use ndarray::{ArrayView2, ArrayViewMut2, ShapeBuilder};
 use std::ops::Range;
 
 /// Rows per chunk of [`PackedSymmetric::symm_add`]: a task's left block
@@ -224,7 +224,7 @@ impl PackedSymmetric {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ndarray::Array2;
+    use ndarray::{Array2, s};
 
     fn sym(n: usize) -> Array2<f64> {
         Array2::from_shape_fn((n, n), |(i, j)| {
