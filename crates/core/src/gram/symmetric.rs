@@ -134,7 +134,11 @@ impl PackedSymmetric {
     #[track_caller]
     pub fn symm_add(&self, start: usize, v: &PackedRows<f64>, mut x: ArrayViewMut2<'_, f64>, alpha: f64, par: Par) {
         let (w, m) = (self.panel_width(), self.n.saturating_sub(start));
-        assert!(start <= self.n && start % w == 0, "symm_add: start {start} is not a panel edge of {}", self.n);
+        assert!(
+            start <= self.n && start.is_multiple_of(w),
+            "symm_add: start {start} is not a panel edge of {}",
+            self.n
+        );
         assert_eq!(v.len(), m, "symm_add: V has {} rows, the block {m}", v.len());
         assert_eq!(x.dim(), (m, v.n_cols()), "symm_add: X is {:?}, expected ({m}, {})", x.dim(), v.n_cols());
         assert_eq!(v.simd(), self.simd(), "symm_add: operands packed for different instruction sets");
@@ -185,7 +189,11 @@ impl PackedSymmetric {
     #[track_caller]
     pub fn symmetric_update(&mut self, start: usize, a: &PackedRows<f64>, b: &PackedRows<f64>, alpha: f64, par: Par) {
         let (w, m) = (self.panel_width(), self.n.saturating_sub(start));
-        assert!(start <= self.n && start % w == 0, "symmetric_update: start {start} is not a panel edge of {}", self.n);
+        assert!(
+            start <= self.n && start.is_multiple_of(w),
+            "symmetric_update: start {start} is not a panel edge of {}",
+            self.n
+        );
         assert_eq!(
             (a.n_cols(), b.n_cols()),
             (m, m),
