@@ -33,7 +33,7 @@
 #![allow(non_snake_case)]
 
 use crate::dense::symmetrize_from_lower;
-use crate::gram::{Element, PackedRows, syrk_lower_add};
+use crate::gram::{Element, PackedRows, PackedSymmetric, gemm_tn_lower_add, syrk_lower_add};
 use crate::sparse::SparseRowsView;
 use faer::Par;
 use ndarray::{Array1, Array2, ArrayView2, ShapeBuilder, s};
@@ -387,7 +387,14 @@ impl Moments {
 
     /// The statistics of the linearly mapped features `z ↦ Pᵀz` for
     /// `p (l, l')`, without another pass: `PᵀZᵀZP`, `PᵀZᵀY`, `PᵀΣz`.
-    /// (TEFM gets the ridge statistics of `G = FQ` this way.)
+    /// (TEFM gets the ridge statistics of `G = FQ` this way, and Nyström
+    /// fits those of `Nᵀk` from the kernel columns' Gram.)
+    ///
+    /// With `T = [P 0; 0 I]` the augmented map, `G T` runs as a symmetric
+    /// product of the Gram kernel ([`PackedSymmetric::symm_add`]) and only
+    /// the lower triangle of `Tᵀ(G T)` is formed ([`gemm_tn_lower_add`]):
+    /// `w² w' + w w'²` flops on every core (`w = l + 1 + k`, `w' = l' + 1 + k`),
+    /// bitwise the same for every thread count.
     #[track_caller]
     pub fn project(&self, p: ArrayView2<'_, f64>) -> Moments {
         self.assert_flushed();
@@ -396,21 +403,27 @@ impl Moments {
         let lp = p.ncols();
         let w = l + 1 + k;
         let wp = lp + 1 + k;
-        let mut t = Array2::<f64>::zeros((w, wp));
-        t.slice_mut(s![0..l, 0..lp]).assign(&p);
+        // Rows of T, packed: row i of T is row i of P, then the identity of
+        // the intercept and target columns.
+        let mut t = PackedRows::<f64>::new(wp, w);
+        for i in 0..l {
+            let r = t.push_row();
+            t.set(r, 0, p.row(i));
+        }
         for i in 0..1 + k {
-            t[[l + i, lp + i]] = 1.0;
+            let r = t.push_row();
+            t.set_value(r, lp + i, 1.0);
         }
-        let mut g = self.gram.to_owned();
-        symmetrize_from_lower(g.view_mut());
-        let tg = crate::dense::matmul(t.t(), g.view(), self.par);
-        let gp = crate::dense::matmul(tg.view(), t.view(), self.par);
+        let g = PackedSymmetric::from_lower_with(t.simd(), self.gram.view());
+        let mut gt = Array2::<f64>::zeros((w, wp).f());
+        g.symm_add(0, &t, gt.view_mut(), 1.0, self.par);
+        let mut gt_rows = PackedRows::<f64>::with_simd(t.simd(), wp, w);
+        for i in 0..w {
+            let r = gt_rows.push_row();
+            gt_rows.set(r, 0, gt.row(i));
+        }
         let mut out = Moments::new(lp, k).with_par(self.par);
-        for j in 0..wp {
-            for i in j..wp {
-                out.gram[[i, j]] = gp[[i, j]];
-            }
-        }
+        gemm_tn_lower_add(out.gram.view_mut(), &t, &gt_rows, 1.0, self.par);
         out
     }
 }
@@ -652,5 +665,23 @@ mod tests {
         let proj = m.project(p.view());
         let d = &proj.augmented_gram() - &mp.augmented_gram();
         assert!(d.iter().all(|v| v.abs() < 1e-8), "{d}");
+        // Wider than a kernel tile and a task block, more outputs than
+        // inputs, several targets: against mapping the rows first.
+        let (z, y) = data(600, 131, 3);
+        let mut m = Moments::new(131, 3);
+        m.update(z.view(), y.view());
+        m.flush();
+        let p = Array2::from_shape_fn((131, 150), |(i, j)| ((i * 13 + j * 7) % 17) as f64 / 17.0 - 0.5);
+        let zp = z.dot(&p);
+        let mut mp = Moments::new(150, 3);
+        mp.update(zp.view(), y.view());
+        mp.flush();
+        let proj = m.project(p.view());
+        let want = mp.augmented_gram();
+        let scale = want.iter().fold(0.0f64, |s, v| s.max(v.abs()));
+        let err = (&proj.augmented_gram() - &want).iter().fold(0.0f64, |s, v| s.max(v.abs()));
+        assert!(err < 1e-12 * scale, "projection error {err} of {scale}");
+        let one = Moments { par: Par::Seq, ..m.clone() }.project(p.view());
+        assert!(one.augmented_gram().iter().zip(proj.augmented_gram()).all(|(a, b)| a.to_bits() == b.to_bits()));
     }
 }

@@ -37,8 +37,11 @@ use std::sync::OnceLock;
 /// The band reduction (the first stage of two-stage symmetric
 /// eigensolvers, LAPACK's `sytrd_sy2sb`) has the tridiagonal reduction's
 /// flops, but as a panel QR plus a symmetric rank-`2b` update per panel,
-/// which run near the machine's peak where the one-stage reduction waits
-/// on memory. It is exact, as backward stable as a Cholesky per α, needs no
+/// which run in the Gram kernel (`kapprox_core::gram`) on every core where
+/// the one-stage reduction waits on memory: the working matrix is kept
+/// symmetric in the kernel's packed layout (`PackedSymmetric`), so `A₂₂V`
+/// is one kernel product and the update computes the lower triangle and
+/// writes both. It is exact, as backward stable as a Cholesky per α, needs no
 /// iteration tolerance, and is deterministic. Measured on one core (in CPU
 /// time, so other load does not count): the reduction costs 4.8–5.0
 /// Choleskys at `l = 2048..3072`, so a 17-point grid costs about 5

@@ -39,8 +39,10 @@
 
 mod kernels;
 mod pack;
+mod symmetric;
 
 pub use pack::{Element, Microkernel, PackedRows};
+pub use symmetric::PackedSymmetric;
 
 use crate::cpu::Simd;
 use faer::Par;
@@ -147,11 +149,25 @@ fn product<T: Element>(
     // keep C column-major).
     if c.strides()[0] == 1 && c.strides()[1] >= m as isize {
         let ldc = c.strides()[1] as usize;
-        let parallel = !matches!(par, Par::Seq) && 2.0 * (a.len() * m) as f64 * n as f64 >= PARALLEL_FLOPS;
-        let product = Product { simd, c: Out(c.as_mut_ptr()), ldc, m, n, a, b, alpha, lower };
+        let w = a.panel_width();
+        debug_assert!(m.div_ceil(w) < a.n_panels() && n.div_ceil(w) < b.n_panels());
+        let product = Product {
+            simd,
+            c: Out(c.as_mut_ptr()),
+            layout: Layout::ColumnMajor { ldc },
+            m,
+            n,
+            k: a.len(),
+            kc: usize::MAX,
+            a: Operand::whole(a),
+            b: Operand::whole(b),
+            alpha,
+            lower,
+        };
         // SAFETY: c is a live (m, n) view with unit row stride and column
-        // stride ldc ≥ m, borrowed mutably for the call.
-        unsafe { product.run(parallel) };
+        // stride ldc ≥ m, borrowed mutably for the call; a and b are whole
+        // packed blocks of a.len() rows.
+        unsafe { product.run(is_parallel(par, a.len(), m, n)) };
     } else {
         let mut t = ndarray::Array2::<f64>::zeros((m, n).f());
         t.assign(&c);
@@ -166,6 +182,11 @@ fn product<T: Element>(
             c.assign(&t);
         }
     }
+}
+
+/// Whether a product of `k` rows into an `(m, n)` output is worth the pool.
+fn is_parallel(par: Par, k: usize, m: usize, n: usize) -> bool {
+    !matches!(par, Par::Seq) && 2.0 * (k * m) as f64 * n as f64 >= PARALLEL_FLOPS
 }
 
 /// A raw pointer that tasks writing disjoint blocks of `C` share.
@@ -184,24 +205,58 @@ impl Out {
     }
 }
 
-/// One product `C (+)= alpha · AᵀB` (lower triangle only if `lower`) into
-/// the column-major `(m, n)` matrix at `c` with column stride `ldc`.
-struct Product<'a, T: Element> {
+/// One operand of a product: panels `stride` values apart, the first of
+/// them at `ptr` (row 0 of the product is the row at `ptr`).
+struct Operand<T> {
+    ptr: *const T,
+    stride: usize,
+}
+
+// SAFETY: the operand is only read, by every task.
+unsafe impl<T: Sync> Sync for Operand<T> {}
+
+impl<T: Element> Operand<T> {
+    fn whole(p: &PackedRows<T>) -> Self {
+        Operand { ptr: p.as_slice().as_ptr(), stride: p.panel_stride() }
+    }
+}
+
+/// Where element `(i, j)` of `C` lives.
+#[derive(Clone, Copy)]
+enum Layout {
+    /// Column-major with column stride `ldc`.
+    ColumnMajor { ldc: usize },
+    /// The trailing block from row and column `start` on of a full
+    /// symmetric matrix in the packed-rows layout ([`PackedSymmetric`]):
+    /// `(i, j)` is written to both `(start + i, start + j)` and its mirror.
+    /// The panel width is the kernel's (`1 << shift`).
+    Symmetric { start: usize, shift: u32, stride: usize },
+}
+
+/// One product `C (+)= alpha · AᵀB` (lower triangle only if `lower`) over
+/// `k` rows, into the `(m, n)` matrix at `c`.
+struct Product<T: Element> {
     simd: Simd,
     c: Out,
-    ldc: usize,
+    layout: Layout,
     m: usize,
     n: usize,
-    a: &'a PackedRows<T>,
-    b: &'a PackedRows<T>,
+    k: usize,
+    /// Rows per chunk: each chunk's chains are added to `C` in turn, so
+    /// that a long product's left block stays in cache (`usize::MAX`: one
+    /// chain over all rows).
+    kc: usize,
+    a: Operand<T>,
+    b: Operand<T>,
     alpha: f64,
     lower: bool,
 }
 
-impl<T: Element> Product<'_, T> {
+impl<T: Element> Product<T> {
     /// # Safety
-    /// `c` points to an `(m, n)` column-major matrix with column stride
-    /// `ldc`, valid and unaliased for the call.
+    /// `c` points to the output of `layout`, valid and unaliased for the
+    /// call; the operands hold `k` rows and enough panels for every tile
+    /// (see [`PackedRows`]).
     unsafe fn run(&self, parallel: bool) {
         let Microkernel(_, shape) = T::microkernel(self.simd);
         let (mr, nr) = (shape.mr(), shape.nr);
@@ -227,45 +282,72 @@ impl<T: Element> Product<'_, T> {
     /// One `mc × nc` block of `C` at `(ic, jc)`.
     ///
     /// # Safety
-    /// As [`Product::run`]; no other task touches this block.
+    /// As [`Product::run`]; no other task touches this block (nor, for the
+    /// symmetric layout, its mirror).
     unsafe fn block(&self, ic: usize, jc: usize, mc: usize, nc: usize) {
-        let Product { simd, ldc, m, n, a, b, alpha, lower, .. } = *self;
+        let Product { simd, layout, m, n, k, kc, alpha, lower, .. } = *self;
         let c = self.c.ptr();
         let Microkernel(kernel, shape) = T::microkernel(simd);
         let w = shape.panel;
-        debug_assert_eq!(w, a.panel_width());
         let (mr, nr) = (shape.mr(), shape.nr);
-        let k = a.len();
-        let (ap, bp) = (a.as_slice().as_ptr(), b.as_slice().as_ptr());
-        let (a_stride, b_stride) = (a.panel_stride(), b.panel_stride());
-        debug_assert!(m.div_ceil(w) <= a.n_panels() && n.div_ceil(w) <= b.n_panels());
+        let (ap, bp) = (self.a.ptr, self.b.ptr);
+        let (a_stride, b_stride) = (self.a.stride, self.b.stride);
         let mut tile = [T::default(); MAX_TILE];
-        for j0 in (jc..(jc + nc).min(n)).step_by(nr) {
-            for i0 in (ic..(ic + mc).min(m)).step_by(mr) {
-                if lower && i0 + mr <= j0 {
-                    continue;
-                }
-                // SAFETY: i0 is a multiple of MR and j0 of NR, so the tile's
-                // panels exist (allocations hold a spare panel and are rounded
-                // up, see `PackedRows`); every panel holds `capacity ≥ k` rows.
-                let ops = Operands {
-                    k,
-                    a: ap.wrapping_add((i0 / w) * a_stride),
-                    a_stride,
-                    b: bp.wrapping_add((j0 / w) * b_stride),
-                    b_stride,
-                    off: j0 % w,
-                };
-                unsafe { kernel(ops, &mut tile) };
-                for jj in 0..nr.min(n - j0) {
-                    let j = j0 + jj;
-                    let lo = if lower { i0.max(j) } else { i0 };
-                    let hi = (i0 + mr).min(m);
-                    // SAFETY: (i, j) with i < m, j < n is inside C, in this
-                    // task's block.
-                    let col = unsafe { c.add(j * ldc) };
-                    for (i, &t) in (lo..hi).zip(&tile[jj * mr + (lo - i0)..]) {
-                        unsafe { *col.add(i) += alpha * t.to_f64() };
+        for k0 in (0..k).step_by(kc.max(1)) {
+            let kk = kc.min(k - k0);
+            for j0 in (jc..(jc + nc).min(n)).step_by(nr) {
+                for i0 in (ic..(ic + mc).min(m)).step_by(mr) {
+                    if lower && i0 + mr <= j0 {
+                        continue;
+                    }
+                    // SAFETY: i0 is a multiple of MR and j0 of NR, so the
+                    // tile's panels exist (allocations hold spare panels, see
+                    // `PackedRows`); every panel holds the k rows.
+                    let ops = Operands {
+                        k: kk,
+                        a: ap.wrapping_add((i0 / w) * a_stride + k0 * w),
+                        a_stride,
+                        b: bp.wrapping_add((j0 / w) * b_stride + k0 * w),
+                        b_stride,
+                        off: j0 % w,
+                    };
+                    unsafe { kernel(ops, &mut tile) };
+                    for jj in 0..nr.min(n - j0) {
+                        let j = j0 + jj;
+                        let lo = if lower { i0.max(j) } else { i0 };
+                        let hi = (i0 + mr).min(m);
+                        let values = (lo..hi).zip(&tile[jj * mr + (lo - i0)..]);
+                        match layout {
+                            Layout::ColumnMajor { ldc } => {
+                                // SAFETY: (i, j) with i < m, j < n is inside C,
+                                // in this task's block.
+                                let col = unsafe { c.add(j * ldc) };
+                                for (i, &t) in values {
+                                    unsafe { *col.add(i) += alpha * t.to_f64() };
+                                }
+                            }
+                            Layout::Symmetric { start, shift, stride } => {
+                                // (r, c) of the layout is at
+                                // (c >> shift)·stride + r·w + (c & (w − 1)).
+                                let mask = w - 1;
+                                let gj = start + j;
+                                let mirror = (gj >> shift) * stride + (gj & mask);
+                                let direct = gj * w;
+                                for (i, &t) in values {
+                                    let gi = start + i;
+                                    let v = alpha * t.to_f64();
+                                    // SAFETY: both positions are inside the
+                                    // matrix; (gi, gj) with i ≥ j belongs to
+                                    // this block and its mirror to no block.
+                                    unsafe {
+                                        *c.add(direct + (gi >> shift) * stride + (gi & mask)) += v;
+                                        if gi != gj {
+                                            *c.add(mirror + gi * w) += v;
+                                        }
+                                    }
+                                }
+                            }
+                        }
                     }
                 }
             }

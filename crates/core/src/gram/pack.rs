@@ -280,7 +280,7 @@ impl<T: Element> PackedRows<T> {
         unsafe { std::slice::from_raw_parts(self.lines.as_ptr().cast::<T>(), len) }
     }
 
-    fn as_mut_slice(&mut self) -> &mut [T] {
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [T] {
         let len = self.n_panels * self.capacity * self.panel;
         // SAFETY: as in `as_slice`, and the mutable borrow of `self` makes it
         // the only view.

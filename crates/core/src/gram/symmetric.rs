@@ -1,0 +1,298 @@
+//! A symmetric matrix kept in full in the packed-rows layout, so that the
+//! Gram kernel can both multiply by it and update it in place.
+//!
+//! Two-sided reductions (the band reduction of the ridge α path) alternate
+//! a product `X = A₂₂ V` with a symmetric rank-`2b` update of `A₂₂`. With
+//! `A` stored as packed rows (row `r` of the layout = row `r` of `A`), the
+//! product is the Gram kernel's `AᵀB` over the rows of `A₂₂` (symmetric, so
+//! `A₂₂ᵀ V = A₂₂ V`), and the update computes the lower triangle only
+//! (half the flops) and writes every element to both triangles. No pass
+//! packs `A₂₂` per step, and every product runs on every core with the
+//! kernel's determinism: the bits do not depend on the thread count.
+//!
+//! Memory: `n (n + 2w)` doubles (`w` the panel width).
+
+use super::{Element, Layout, Operand, Out, PackedRows, Product, is_parallel};
+use crate::cpu::Simd;
+use faer::Par;
+use ndarray::{ArrayView2, ArrayViewMut2, ShapeBuilder};
+use std::ops::Range;
+
+/// Rows per chunk of [`PackedSymmetric::symm_add`]: a task's left block
+/// (`96 × 512` doubles) stays in L2 while it sweeps the columns of `V`;
+/// each chunk's chains are added to `X` in order.
+const KC: usize = 512;
+
+/// A symmetric `(n, n)` matrix, both triangles stored, in the layout of
+/// [`PackedRows`] (row `r` of the layout is row `r` of the matrix).
+///
+/// Sub-blocks are addressed as the trailing block from `start` on, where
+/// `start` is a multiple of the panel width.
+#[derive(Clone, Debug)]
+pub struct PackedSymmetric {
+    n: usize,
+    rows: PackedRows<f64>,
+}
+
+impl PackedSymmetric {
+    /// Packs the symmetric `a (n, n)` for this CPU; only its lower triangle
+    /// is read.
+    ///
+    /// # Panics
+    /// `a` must be square.
+    #[track_caller]
+    pub fn from_lower(a: ArrayView2<'_, f64>) -> Self {
+        Self::from_lower_with(Simd::detect(), a)
+    }
+
+    /// [`PackedSymmetric::from_lower`] laid out for `simd`.
+    ///
+    /// # Panics
+    /// `a` must be square.
+    #[track_caller]
+    pub fn from_lower_with(simd: Simd, a: ArrayView2<'_, f64>) -> Self {
+        let n = a.nrows();
+        assert_eq!(a.ncols(), n, "PackedSymmetric: {:?} is not square", a.dim());
+        let w = <f64 as Element>::panel_width(simd);
+        // Two spare panels: a tile of a trailing block starts at any panel,
+        // and reads up to two panels past its first.
+        let mut rows = PackedRows::with_simd(simd, n + 2 * w, n);
+        for _ in 0..n {
+            rows.push_row();
+        }
+        let stride = rows.panel_stride();
+        let data = rows.as_mut_slice();
+        for j in 0..n {
+            for i in j..n {
+                let v = a[[i, j]];
+                data[(i / w) * stride + j * w + i % w] = v;
+                data[(j / w) * stride + i * w + j % w] = v;
+            }
+        }
+        PackedSymmetric { n, rows }
+    }
+
+    /// The dimension `n`.
+    pub fn dim(&self) -> usize {
+        self.n
+    }
+
+    /// Columns per panel: trailing blocks start at multiples of it.
+    pub fn panel_width(&self) -> usize {
+        self.rows.panel_width()
+    }
+
+    /// The instruction set the layout was made for.
+    pub fn simd(&self) -> Simd {
+        self.rows.simd()
+    }
+
+    /// Element `(i, j)`.
+    ///
+    /// # Panics
+    /// `i, j < n`.
+    #[track_caller]
+    pub fn get(&self, i: usize, j: usize) -> f64 {
+        assert!(i < self.n && j < self.n, "PackedSymmetric: ({i}, {j}) of {}", self.n);
+        let w = self.panel_width();
+        self.rows.as_slice()[(j / w) * self.rows.panel_stride() + i * w + j % w]
+    }
+
+    /// Copies the block `rows × cols` into `out (rows.len(), cols.len())`.
+    ///
+    /// Reads row `j` of the layout for column `j` of the block (the matrix
+    /// is symmetric), so a column-major `out` is written column by column.
+    ///
+    /// # Panics
+    /// The ranges must lie inside the matrix and match `out`.
+    #[track_caller]
+    pub fn copy_block(&self, rows: Range<usize>, cols: Range<usize>, mut out: ArrayViewMut2<'_, f64>) {
+        assert!(rows.end <= self.n && cols.end <= self.n, "PackedSymmetric: block {rows:?} × {cols:?} of {}", self.n);
+        assert_eq!(out.dim(), (rows.len(), cols.len()), "PackedSymmetric: output shape");
+        let (w, stride) = (self.panel_width(), self.rows.panel_stride());
+        let (shift, mask) = (w.trailing_zeros(), w - 1);
+        let data = self.rows.as_slice();
+        for (j, mut col) in cols.zip(out.columns_mut()) {
+            let row = j * w;
+            for (i, o) in rows.clone().zip(col.iter_mut()) {
+                *o = data[(i >> shift) * stride + row + (i & mask)];
+            }
+        }
+    }
+
+    /// `X += alpha · A[start.., start..] · V` for `V` packed with
+    /// `n − start` rows and `x (n − start, v.n_cols())`.
+    ///
+    /// Bitwise the same for every `par` and thread count (each element is
+    /// a fixed sequence of chains over 512-row chunks, added in order).
+    ///
+    /// Cost: `2 (n − start)² · v.n_cols()` flops.
+    ///
+    /// # Panics
+    /// `start` a multiple of [`panel_width`](PackedSymmetric::panel_width),
+    /// matching shapes, `v` packed for the same instruction set.
+    #[track_caller]
+    pub fn symm_add(&self, start: usize, v: &PackedRows<f64>, mut x: ArrayViewMut2<'_, f64>, alpha: f64, par: Par) {
+        let (w, m) = (self.panel_width(), self.n.saturating_sub(start));
+        assert!(
+            start <= self.n && start.is_multiple_of(w),
+            "symm_add: start {start} is not a panel edge of {}",
+            self.n
+        );
+        assert_eq!(v.len(), m, "symm_add: V has {} rows, the block {m}", v.len());
+        assert_eq!(x.dim(), (m, v.n_cols()), "symm_add: X is {:?}, expected ({m}, {})", x.dim(), v.n_cols());
+        assert_eq!(v.simd(), self.simd(), "symm_add: operands packed for different instruction sets");
+        let kv = v.n_cols();
+        if m == 0 || kv == 0 {
+            return;
+        }
+        if !(x.strides()[0] == 1 && x.strides()[1] >= m as isize) {
+            let mut t = ndarray::Array2::<f64>::zeros((m, kv).f());
+            t.assign(&x);
+            self.symm_add(start, v, t.view_mut(), alpha, par);
+            x.assign(&t);
+            return;
+        }
+        let stride = self.rows.panel_stride();
+        let base = self.rows.as_slice()[(start / w) * stride + start * w..].as_ptr();
+        let product = Product {
+            simd: self.simd(),
+            c: Out(x.as_mut_ptr()),
+            layout: Layout::ColumnMajor { ldc: x.strides()[1] as usize },
+            m,
+            n: kv,
+            k: m,
+            kc: KC,
+            a: Operand { ptr: base, stride },
+            b: Operand::whole(v),
+            alpha,
+            lower: false,
+        };
+        // SAFETY: x is a live column-major (m, kv) view borrowed mutably;
+        // the left operand is the rows start.. of columns start.. of the
+        // layout (spare panels cover every tile), the right one m rows.
+        unsafe { product.run(is_parallel(par, m, m, kv)) };
+    }
+
+    /// `A[start.., start..] += alpha · AᵀB` for packed `a` and `b` with
+    /// `n − start` columns, when `AᵀB` is symmetric (e.g. `[W V]ᵀ[V W]`):
+    /// its lower triangle is computed and written to both triangles, so the
+    /// matrix stays exactly symmetric.
+    ///
+    /// Bitwise the same for every `par` and thread count.
+    ///
+    /// Cost: `a.len() · m (m + 1)` flops, `m = n − start`.
+    ///
+    /// # Panics
+    /// As [`symm_add`](PackedSymmetric::symm_add), and `a`, `b` of the same
+    /// length.
+    #[track_caller]
+    pub fn symmetric_update(&mut self, start: usize, a: &PackedRows<f64>, b: &PackedRows<f64>, alpha: f64, par: Par) {
+        let (w, m) = (self.panel_width(), self.n.saturating_sub(start));
+        assert!(
+            start <= self.n && start.is_multiple_of(w),
+            "symmetric_update: start {start} is not a panel edge of {}",
+            self.n
+        );
+        assert_eq!(
+            (a.n_cols(), b.n_cols()),
+            (m, m),
+            "symmetric_update: operands of {} and {} columns, block {m}",
+            a.n_cols(),
+            b.n_cols()
+        );
+        assert_eq!(a.len(), b.len(), "symmetric_update: A has {} rows, B has {}", a.len(), b.len());
+        assert!(
+            a.simd() == self.simd() && b.simd() == self.simd(),
+            "symmetric_update: operands packed for different instruction sets"
+        );
+        if m == 0 || a.is_empty() {
+            return;
+        }
+        let stride = self.rows.panel_stride();
+        let product = Product {
+            simd: self.simd(),
+            c: Out(self.rows.as_mut_slice().as_mut_ptr()),
+            layout: Layout::Symmetric { start, shift: w.trailing_zeros(), stride },
+            m,
+            n: m,
+            k: a.len(),
+            kc: usize::MAX,
+            a: Operand::whole(a),
+            b: Operand::whole(b),
+            alpha,
+            lower: true,
+        };
+        // SAFETY: the layout is borrowed mutably; every written position
+        // (start + i, start + j) and its mirror lie inside it.
+        unsafe { product.run(is_parallel(par, a.len(), m, m)) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::{Array2, s};
+
+    fn sym(n: usize) -> Array2<f64> {
+        Array2::from_shape_fn((n, n), |(i, j)| {
+            let (a, b) = (i.max(j), i.min(j));
+            (((a * 37 + b * 11) % 29) as f64 - 14.0) / 9.0
+        })
+    }
+
+    fn levels() -> Vec<Simd> {
+        [Simd::Portable, Simd::Avx2Fma, Simd::Avx512].into_iter().filter(|s| s.is_available()).collect()
+    }
+
+    #[test]
+    fn symm_and_update_of_trailing_blocks_match_dense_products() {
+        for simd in levels() {
+            let w = <f64 as Element>::panel_width(simd);
+            for &(n, start, kv) in &[(1, 0, 1), (13, 4 * w / 4, 5), (70, 8, 7), (700, 64, 64), (300, 0, 13)] {
+                if start >= n && n > 1 {
+                    continue;
+                }
+                let a = sym(n);
+                let mut lower = a.clone();
+                for j in 0..n {
+                    for i in 0..j {
+                        lower[[i, j]] = f64::NAN; // the upper triangle is never read
+                    }
+                }
+                let mut p = PackedSymmetric::from_lower_with(simd, lower.view());
+                let m = n - start;
+                let v = Array2::from_shape_fn((m, kv), |(i, j)| ((i * 7 + j * 3) % 13) as f64 / 13.0 - 0.4);
+                let vp = PackedRows::from_rows_with(simd, v.view());
+                let mut x = Array2::from_elem((m, kv).f(), 1.0);
+                p.symm_add(start, &vp, x.view_mut(), 2.0, Par::rayon(0));
+                let want = 1.0 + 2.0 * a.slice(s![start.., start..]).dot(&v);
+                let err = (&x - &want).iter().fold(0.0f64, |e, d| e.max(d.abs()));
+                assert!(err < 1e-12 * m as f64, "{simd:?} n {n} start {start}: symm error {err}");
+                // Thread count does not change a bit.
+                let mut x1 = Array2::from_elem((m, kv).f(), 1.0);
+                p.symm_add(start, &vp, x1.view_mut(), 2.0, Par::Seq);
+                assert!(x.iter().zip(&x1).all(|(a, b)| a.to_bits() == b.to_bits()));
+                // A rank-2kv symmetric update [W V]ᵀ[V W] of the block.
+                let wv = ndarray::concatenate![ndarray::Axis(1), v, 0.5 * &v].t().to_owned();
+                let vw = ndarray::concatenate![ndarray::Axis(1), 0.5 * &v, v].t().to_owned();
+                let (pa, pb) =
+                    (PackedRows::from_rows_with(simd, wv.view()), PackedRows::from_rows_with(simd, vw.view()));
+                p.symmetric_update(start, &pa, &pb, -1.0, Par::rayon(0));
+                let mut want = a.clone();
+                let upd = wv.t().dot(&vw);
+                want.slice_mut(s![start.., start..]).scaled_add(-1.0, &upd);
+                for i in 0..n {
+                    for j in 0..n {
+                        let (got, exp) = (p.get(i, j), want[[i, j]]);
+                        assert!((got - exp).abs() < 1e-12 * kv as f64, "{simd:?} n {n}: ({i}, {j}) {got} vs {exp}");
+                        assert_eq!(got.to_bits(), p.get(j, i).to_bits(), "not symmetric at ({i}, {j})");
+                    }
+                }
+                let mut block = Array2::zeros((3.min(n), n).f());
+                p.copy_block(0..3.min(n), 0..n, block.view_mut());
+                assert_eq!(block, want.slice(s![0..3.min(n), ..]));
+            }
+        }
+    }
+}
