@@ -174,6 +174,30 @@ pub fn eigh(a: ArrayView2<'_, f64>) -> (Array1<f64>, Array2<f64>) {
     (lambda, to_ndarray(evd.U()))
 }
 
+/// A basis of the columns of `y (m, n)`, `m ≥ n`, by one Cholesky QR:
+/// `Y R⁻¹` with `RᵀR = YᵀY` — `None` when `YᵀY` is not numerically
+/// positive definite (`κ(Y) ≳ u^(-1/2)`).
+///
+/// Its columns are orthonormal only to about `u·κ(Y)²` (one pass of
+/// CholeskyQR), so it suits an intermediate basis of a power iteration,
+/// where only the span and a moderate condition number matter; use
+/// [`qr_thin_q`] for a final basis. Cost: `2·m·n²` flops in two level-3
+/// kernels (a Gram and a triangular solve), about half of a Householder QR
+/// with its thin `Q`, and faster per flop. Bitwise the same for a given
+/// `par`.
+pub fn cholesky_qr_q(y: ArrayView2<'_, f64>, par: Par) -> Option<Array2<f64>> {
+    let n = y.ncols();
+    let mut g = Array2::zeros((n, n).f());
+    gram_lower_update(g.view_mut(), y, 1.0, par);
+    crate::dense_par();
+    let llt = as_faer(g.view()).llt(Side::Lower).ok()?;
+    // Q = Y L⁻ᵀ, i.e. L Qᵀ = Yᵀ.
+    let mut q = y.to_owned();
+    let qt = as_faer_mut(q.view_mut()).transpose_mut();
+    faer::linalg::triangular_solve::solve_lower_triangular_in_place(llt.L(), qt, par);
+    q.iter().all(|v| v.is_finite()).then_some(q)
+}
+
 /// The thin Q factor of `A = QR`, shape `(m, min(m, n))`.
 pub fn qr_thin_q(a: ArrayView2<'_, f64>) -> Array2<f64> {
     crate::dense_par();
@@ -226,6 +250,21 @@ mod tests {
         let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs()));
         assert!((&got - &want).iter().all(|v| v.abs() < 1e-13 * scale));
         assert_eq!(got, got.t());
+    }
+
+    #[test]
+    fn cholesky_qr_spans_the_columns_or_declines() {
+        let y = Array2::from_shape_fn((60, 5), |(i, j)| ((i * 7 + j * 13) % 11) as f64 - 5.0 + (i == j) as u8 as f64);
+        let q = cholesky_qr_q(y.view(), crate::dense_par()).unwrap();
+        assert!((q.t().dot(&q) - Array2::<f64>::eye(5)).iter().all(|v| v.abs() < 1e-12));
+        // Same span: Y = Q (QᵀY).
+        let back = q.dot(&q.t().dot(&y));
+        assert!((back - &y).iter().all(|v| v.abs() < 1e-11));
+        // A repeated column: YᵀY is singular.
+        let mut dup = y.clone();
+        let c0 = dup.column(0).to_owned();
+        dup.column_mut(3).assign(&c0);
+        assert_eq!(cholesky_qr_q(dup.view(), crate::dense_par()), None);
     }
 
     #[test]

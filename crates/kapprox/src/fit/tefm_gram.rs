@@ -63,8 +63,12 @@ pub fn project_one_pass(
         if p.n_features() != d {
             bail!("split parts of {} and {d} base features", p.n_features());
         }
-        // The lower triangles (the augmented Grams hold nothing above).
-        gram += &p.augmented_gram().slice(s![..d, ..d]);
+        // The lower triangles, column by column (contiguous).
+        let g = p.augmented_gram();
+        for j in 0..d {
+            let mut col = gram.slice_mut(s![j.., j]);
+            col += &g.slice(s![j..d, j]);
+        }
     }
     dense::symmetrize_from_lower(gram.view_mut());
     let q = gram_range_finder(gram.view(), sketch_kind(*sketch), *n_components, seed, *power)?;
