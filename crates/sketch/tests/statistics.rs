@@ -102,6 +102,22 @@ fn spectral_norm(a: &Array2<f64>) -> f64 {
     lambda.iter().fold(0.0f64, |m, v| m.max(*v)).sqrt()
 }
 
+/// `F = U diag(σ) Vᵀ (3000, 60)` with `σ_j = 2^{-j}`, its Gram, and
+/// `(k, l) = (10, 15)`: returns `(k, l, F, FᵀF, σ)`.
+fn decaying() -> (usize, usize, Array2<f64>, Array2<f64>, Array1<f64>) {
+    let (n, d, k, p) = (3000, 60, 10, 5);
+    let u = dense::qr_thin_q(gaussian(n, d, 3).view());
+    let v = dense::qr_thin_q(gaussian(d, d, 4).view());
+    let sigma = Array1::from_shape_fn(d, |j| 0.5f64.powi(j as i32));
+    let f = (&u * &sigma.view().insert_axis(Axis(0))).dot(&v.t());
+    let mut m = Moments::new(d, 0);
+    m.update(f.view(), Array2::zeros((n, 0)).view());
+    m.flush();
+    // The exact singular values, as a check on the construction.
+    assert!((spectral_norm(&f) - 1.0).abs() < 1e-12);
+    (k, k + p, f, m.zz(), sigma)
+}
+
 /// The range finder on `F = U diag(σ) Vᵀ` with `σ_j = 2^{-j}`: with `l = k +
 /// p` sketch columns (`k = 10`, `p = 5`), Halko, Martinsson & Tropp (2011,
 /// Thm 10.8, probability ≥ 1 − 6e^{-p} for Gaussian Θ) bound
@@ -112,18 +128,7 @@ fn spectral_norm(a: &Array2<f64>) -> f64 {
 /// subspace has error near `σ_1 = 1`.
 #[test]
 fn range_finder_captures_the_dominant_subspace() {
-    let (n, d, k, p) = (3000, 60, 10, 5);
-    let l = k + p;
-    let u = dense::qr_thin_q(gaussian(n, d, 3).view());
-    let v = dense::qr_thin_q(gaussian(d, d, 4).view());
-    let sigma = Array1::from_shape_fn(d, |j| 0.5f64.powi(j as i32));
-    let f = (&u * &sigma.view().insert_axis(Axis(0))).dot(&v.t());
-    let mut m = Moments::new(d, 0);
-    m.update(f.view(), Array2::zeros((n, 0)).view());
-    m.flush();
-    let gram = m.zz();
-    // The exact singular values, as a check on the construction.
-    assert!((spectral_norm(&f) - 1.0).abs() < 1e-12);
+    let (k, l, f, gram, sigma) = decaying();
     let sigma_k1 = sigma[k];
     let optimal = sigma[l];
     for kind in KINDS {
@@ -155,16 +160,7 @@ fn range_finder_captures_the_dominant_subspace() {
 /// factors, as above.
 #[test]
 fn gram_range_finder_captures_the_dominant_subspace() {
-    let (n, d, k, p) = (3000, 60, 10, 5);
-    let l = k + p;
-    let u = dense::qr_thin_q(gaussian(n, d, 3).view());
-    let v = dense::qr_thin_q(gaussian(d, d, 4).view());
-    let sigma = Array1::from_shape_fn(d, |j| 0.5f64.powi(j as i32));
-    let f = (&u * &sigma.view().insert_axis(Axis(0))).dot(&v.t());
-    let mut m = Moments::new(d, 0);
-    m.update(f.view(), Array2::zeros((n, 0)).view());
-    m.flush();
-    let gram = m.zz();
+    let (k, l, f, gram, sigma) = decaying();
     let (sigma_k1, optimal) = (sigma[k], sigma[l]);
     for kind in KINDS {
         for (q, factor) in [(0usize, 6.0), (1, 2.45)] {
