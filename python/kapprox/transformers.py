@@ -320,11 +320,12 @@ class TEFM(_MapTransformer):
     """Training-efficient feature maps (Chen et al. 2015): a base map ``F`` with
     ``sketch_features`` outputs compressed to its dominant ``n_components``-
     dimensional subspace, ``x ↦ Qᵀ f(x)`` with ``Q`` an orthonormal basis of
-    ``(FᵀF)^power FᵀΘ`` over the rows given to ``fit``.
+    ``(FᵀF)^(power+1) Ω`` over the rows given to ``fit``, for a random test
+    matrix ``Ω`` (d × n_components) of the sketch's kind.
 
-    ``fit`` makes one pass over ``X`` accumulating ``FᵀF`` (``d²`` doubles)
-    and ``FᵀΘ`` (the CLI's one-pass strategy), then iterates in memory.
-    Row ``i`` of ``Θ`` is regenerated from ``(seed, i)``.
+    ``fit`` makes one pass over ``X`` accumulating ``FᵀF`` (``d²`` doubles),
+    then multiplies by ``Ω`` and iterates in memory (the CLI's one-pass
+    strategy). ``Ω`` is regenerated from the seed.
 
     Parameters
     ----------

@@ -10,7 +10,7 @@ use kapprox_features::eof::{EofBasis, EofKernel, EofSpec, EofSubset};
 use kapprox_features::nystrom::{DEFAULT_REL_TOL, Nystrom};
 use kapprox_features::tefm::{Tefm, TefmKind, TefmParams};
 use kapprox_features::{FeatureMap, Form, Kernel, MapKind, MapParams, MapSpec, OutputKind, Tensors};
-use kapprox_sketch::{RangeSketch, Sketch, SketchKind, range_finder};
+use kapprox_sketch::{SketchKind, gram_range_finder};
 use ndarray::{Array2, ArrayView2, Axis};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray2};
 use pyo3::prelude::*;
@@ -18,7 +18,7 @@ use pyo3::types::PyDict;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// Rows featurized at a time while TEFM accumulates `FᵀF` and `FᵀΘ`: bounds
+/// Rows featurized at a time while TEFM accumulates `FᵀF`: bounds
 /// the `(rows, d)` buffer of base features.
 const TEFM_CHUNK_ROWS: usize = 4096;
 
@@ -291,8 +291,8 @@ fn sketch_kind(kind: TefmKind) -> SketchKind {
 }
 
 /// `Q (d, l)` of TEFM from the base features of every row of `x`: one pass
-/// accumulating `FᵀF` and `FᵀΘ` (row `i` of `Θ` addressed by `(seed, i)`),
-/// then `q` power iterations in memory; the CLI's one-pass strategy.
+/// accumulating `FᵀF`, then `(FᵀF)Ω` for the test matrix `Ω` of `kind`
+/// and `q` power iterations in memory; the CLI's one-pass strategy.
 fn tefm_basis(
     base: &dyn FeatureMap,
     x: ArrayView2<'_, f64>,
@@ -303,16 +303,14 @@ fn tefm_basis(
 ) -> Result<Array2<f64>, String> {
     let d = base.n_output();
     let mut gram = Moments::new(d, 0);
-    let mut sketch = Sketch::new(sketch_kind(kind), d, n_components, seed).map_err(|e| e.to_string())?;
     let mut f = Array2::zeros((TEFM_CHUNK_ROWS.min(x.nrows()), d));
-    for (c, xc) in x.axis_chunks_iter(Axis(0), TEFM_CHUNK_ROWS).enumerate() {
+    for xc in x.axis_chunks_iter(Axis(0), TEFM_CHUNK_ROWS) {
         let mut fc = f.slice_mut(ndarray::s![..xc.nrows(), ..]);
         transform_dense(base, xc, fc.view_mut());
         gram.update(fc.view(), Array2::zeros((xc.nrows(), 0)).view());
-        sketch.update(fc.view(), (c * TEFM_CHUNK_ROWS) as u64).map_err(|e| e.to_string())?;
     }
     gram.flush();
-    range_finder(gram.zz().view(), sketch.finish().view(), power).map_err(|e| e.to_string())
+    gram_range_finder(gram.zz().view(), sketch_kind(kind), n_components, seed, power).map_err(|e| e.to_string())
 }
 
 /// TEFM `x ↦ Qᵀ f(x)` over a base map with `sketch_features` outputs (a

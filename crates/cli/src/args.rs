@@ -303,7 +303,8 @@ pub(crate) struct MapArgs {
     #[arg(long, default_value_t = 1)]
     pub(crate) power: usize,
     /// tefm-*: one-pass (FᵀF in memory: d² doubles per split part) or multi-pass (1 + q
-    /// sketch passes); auto picks one-pass when it fits --max-memory (fit; default: half of RAM).
+    /// product passes); auto picks one-pass when it fits --max-memory (fit; default: half of RAM)
+    /// and does less work per row (always at the default d = 4l).
     #[arg(long, default_value = "auto")]
     pub(crate) tefm_strategy: String,
     /// nystrom: relative eigenvalue cut-off of K_mm.

@@ -315,14 +315,14 @@ pub const DEFAULT_POWER_ITERATIONS: usize = 1;
 ///
 /// | Name | Default | Purpose | Range |
 /// |---|---|---|---|
-/// | `kind` | — | distribution of `Θ` | [`TefmKind`] |
+/// | `kind` | — | distribution of the test matrix `Ω (d, l)` | [`TefmKind`] |
 /// | `n_components` | — | output dimension `l` | `1..=d` |
-/// | `power_iterations` | [`DEFAULT_POWER_ITERATIONS`] | `q` in `(FᵀF)^q FᵀΘ` | ≥ 0 (0–2 typical) |
-/// | `seed` | — | seed of `Θ` | any |
+/// | `power_iterations` | [`DEFAULT_POWER_ITERATIONS`] | `q` in `(FᵀF)^(q+1) Ω` | ≥ 0 (0–2 typical) |
+/// | `seed` | — | seed of `Ω` | any |
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TefmParams {
-    /// Distribution of `Θ`.
+    /// Distribution of `Ω`.
     pub kind: TefmKind,
     /// Output dimension `l`.
     pub n_components: usize,

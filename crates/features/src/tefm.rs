@@ -4,30 +4,43 @@
 //! A base map `F: x ↦ f(x) ∈ R^d` (random Fourier features with `d ≫ l`,
 //! or any dense [`FeatureMap`]) is compressed to the `l`-dimensional
 //! dominant subspace of its feature matrix: `G = F Q` with `Q (d, l)` an
-//! orthonormal basis of `Y = (FᵀF)^q FᵀΘ` for a random `Θ (n, l)`. The
-//! fitted map is `x ↦ Qᵀ f(x)` ([`Tefm`]); the kinds differ only in `Θ`
-//! and so in how `Q` is built (by `kapprox-sketch`, orchestrated by
+//! orthonormal basis of `Y = (FᵀF)^(q+1) Ω` for a random test matrix
+//! `Ω (d, l)` of the `d` base features (`kapprox_sketch::test_matrix`).
+//! The fitted map is `x ↦ Qᵀ f(x)` ([`Tefm`]); the kinds differ only in
+//! `Ω` and so in how `Q` is built (by `kapprox-sketch`, orchestrated by
 //! `kapprox`):
 //!
-//! - TEFM-G ([`TefmKind::Gaussian`]): Gaussian `Θ`, typically `q ∈ {0, 1, 2}`
+//! - TEFM-G ([`TefmKind::Gaussian`]): Gaussian `Ω`, typically `q ∈ {0, 1, 2}`
 //!   power iterations (Algorithm 1).
-//! - TEFM-S ([`TefmKind::Srht`]): block SRHT `Θ` (Algorithm 2; the paper
-//!   uses `q = 0`).
-//! - TEFM-C ([`TefmKind::CountSketch`]): CountSketch `Θ`, the cheapest to
-//!   stream (not in the paper).
+//! - TEFM-S ([`TefmKind::Srht`]): block SRHT `Ω` over the `d` coordinates
+//!   (Algorithm 2; the paper uses `q = 0`).
+//! - TEFM-C ([`TefmKind::CountSketch`]): CountSketch `Ω`, the cheapest
+//!   (not in the paper).
+//!
+//! The paper starts from a sketch of the rows, `Y₀ = FᵀΘ` with `Θ (n, l)`;
+//! its columns have covariance `FᵀF`, like `(FᵀF)^½ Ω`. Starting from
+//! `(FᵀF)Ω` instead is half a power step further (at least as accurate)
+//! and needs no per-row sketch: `FᵀF` is accumulated anyway, so the start
+//! is one product after the pass (`2·d²·l` flops once) instead of
+//! `2·d·l` flops per row — at `d = 4l`, a third of the per-row work of the
+//! old one-pass strategy.
 //!
 //! # Building Q: one pass or `q + 2` passes
 //!
-//! (a) [`Strategy::OnePass`]: one pass accumulates `FᵀF`, `FᵀY` (the ridge
-//! moments, `kapprox_core::Moments` over `F`) and the sketch `FᵀΘ`; the
-//! power iterations run in memory on `FᵀF`. The ridge statistics of
-//! `G = FQ` then follow without another pass: `GᵀG = Qᵀ(FᵀF)Q`,
-//! `GᵀY = Qᵀ(FᵀY)`, `Σg = QᵀΣf`, which is exactly
-//! `kapprox_core::Moments::project(Q)`.
+//! (a) [`Strategy::OnePass`]: one pass accumulates `FᵀF` and `FᵀY` (the
+//! ridge moments, `kapprox_core::Moments` over `F`), exactly the pass of a
+//! plain fit with `d` features; `(FᵀF)Ω` and the power iterations run in
+//! memory. The ridge statistics of `G = FQ` then follow without another
+//! pass: `GᵀG = Qᵀ(FᵀF)Q`, `GᵀY = Qᵀ(FᵀY)`, `Σg = QᵀΣf`, which is exactly
+//! `kapprox_core::Moments::project(Q)`. `Q` is orthonormal, so the
+//! projection does not amplify the rounding of the accumulated Gram
+//! (`‖Qᵀ E Q‖₂ ≤ ‖E‖₂`), unlike a projection by a non-orthogonal matrix.
 //!
-//! (b) [`Strategy::MultiPass`]: when `(d + 1 + k)²` doubles do not fit, one
-//! sketch pass, `q` product passes `Fᵀ(F Qᵢ)` (no `d × d` matrix), then one
-//! pass accumulating the ridge moments of `G`.
+//! (b) [`Strategy::MultiPass`]: when `(d + 1 + k)²` doubles do not fit, or
+//! the per-row work of (a) exceeds that of (b): one product pass `Fᵀ(FΩ)`,
+//! `q` product passes `Fᵀ(F Qᵢ)` (no `d × d` matrix), then one pass
+//! accumulating the ridge moments of `G`. Both strategies run the same
+//! steps, so they give the same `Q` and model up to rounding.
 //!
 //! [`choose_strategy`] picks between them by the cost model of
 //! [`estimate_cost`].
@@ -48,10 +61,10 @@ const ROW_BLOCK: usize = 512;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Strategy {
-    /// (a) One pass accumulating `FᵀF`, `FᵀY` and `FᵀΘ`; power iterations
-    /// in memory; ridge moments of `G` by projection.
+    /// (a) One pass accumulating `FᵀF` and `FᵀY`; `(FᵀF)Ω` and the power
+    /// iterations in memory; ridge moments of `G` by projection.
     OnePass,
-    /// (b) `1 + q` sketch/product passes, then one ridge pass over `G`.
+    /// (b) `1 + q` product passes, then one ridge pass over `G`.
     MultiPass,
 }
 
@@ -64,9 +77,14 @@ pub struct CostEstimate {
     /// Peak memory of the statistics and scratch, in bytes (the data chunks
     /// and the base map are the same for both strategies and not counted).
     pub memory_bytes: u64,
-    /// Flops per data row for accumulation, over all passes (base
-    /// featurization excluded).
+    /// Flops per data row over all passes: accumulation plus
+    /// [`FEATURIZE_FLOPS_PER_FEATURE`]` · d` per pass for featurizing.
     pub flops_per_row: f64,
+    /// Flops once, after the passes, independent of the rows: for (a) the
+    /// `q + 1` products by `FᵀF` and the projections of a hold-out split's
+    /// two parts (`d²·l + 2·d·l²` each); for (b) the `q + 1`
+    /// orthonormalisations.
+    pub flops_after_passes: f64,
 }
 
 /// Rows per accumulation block of `kapprox_core::Moments` and of the
@@ -75,60 +93,88 @@ const ACC_BLOCK_ROWS: u64 = 512;
 /// The smallest block SRHT block (kapprox-sketch's `SRHT_MIN_BLOCK_ROWS`).
 const SRHT_MIN_BLOCK_ROWS: u64 = 1024;
 
+/// The cost model's price of featurizing one row, per base feature and
+/// pass, in flops: a random Fourier map over `m` inputs spends `m` flops
+/// per feature in its GEMM (`2·m` per frequency, two features per
+/// frequency in the pairs form) plus a SIMD sine/cosine, and each pass
+/// also decodes and scales the row. 128 stands for `m ≈ 100` inputs;
+/// more inputs make extra passes dearer, so (a) is then chosen at least
+/// as often. The strategies' accumulation flops differ by `d²` against
+/// `(4q + 6)·d·l` per row, so this price decides only near
+/// `d ≈ (4q + 6)·l` (never at the default `d = 4l`).
+pub const FEATURIZE_FLOPS_PER_FEATURE: u64 = 128;
+
 /// The cost model of the two strategies for a base map with `d` outputs,
 /// `l` TEFM features, `q` power iterations and `k` target columns.
 ///
-/// With `w = d + 1 + k`, `w' = l + 1 + k`, and `S = d·max(1024, l')`
-/// (`l'` = `l` rounded up to a power of two) the largest sketch scratch
-/// (block SRHT's block buffer; the Gaussian sketch needs `512·(d + l) ≤ S`),
-/// all sizes in doubles:
+/// With `w = d + 1 + k`, `w' = l + 1 + k`, `f = 128·d` (featurizing a row,
+/// [`FEATURIZE_FLOPS_PER_FEATURE`]) and `S = d·max(1024, l')` (`l'` = `l`
+/// rounded up to a power of two) the largest sketch scratch (block SRHT's
+/// block buffer, for `Ω` or for `(FᵀF)Ω`; the Gaussian kind needs
+/// `512·(d + l) ≤ S`), all sizes in doubles:
 ///
 /// | | (a) `OnePass` | (b) `MultiPass` |
 /// |---|---|---|
 /// | passes | `1` | `q + 2` |
 /// | memory | `w² + 512·w + d² + 4·d·l + S` | `max(d·l + S, 3·d·l + 512·(d + l), 2·w'² + 512·w' + d·l)` |
-/// | flops / row | `w² + 2·d·l` | `2·d·l + 4·q·d·l + 2·d·l + w'²` |
+/// | flops / row | `w² + f` | `(q + 1)·4·d·l + 2·d·l + w'² + (q + 2)·f` |
+/// | flops once | `(q + 1)·2·d²·l + 2·(d²·l + 2·d·l²)` | `(q + 1)·2·d·l²` |
 ///
 /// (a): the Moments Gram (`w²`, plus a 512-row buffer), the `d²` copy of
-/// `FᵀF` taken for the power iterations, sketch, basis and QR workspace
-/// (`4·d·l`). (b): the largest of the sketch pass, a product pass (`Q`,
-/// the product, the current basis, block buffers) and the ridge pass over
-/// `G` (Moments of width `w'` and its copy, plus `Q`). The in-memory power
-/// iterations of (a) add `q·2·d²·l` flops once, not per row.
+/// `FᵀF` taken for the products, sketch, basis and QR workspace
+/// (`4·d·l`). (b): the largest of building `Ω`, a product pass (`Q`, the
+/// product, the current basis, block buffers) and the ridge pass over `G`
+/// (Moments of width `w'` and its copy, plus `Q`).
 pub fn estimate_cost(strategy: Strategy, d: usize, l: usize, q: usize, n_targets: usize) -> CostEstimate {
     let (d, l, q, k) = (d as u64, l as u64, q as u64, n_targets as u64);
     let scratch = d * SRHT_MIN_BLOCK_ROWS.max(l.next_power_of_two());
+    let featurize = FEATURIZE_FLOPS_PER_FEATURE * d;
     let doubles = |x: u64| x.saturating_mul(8);
     match strategy {
         Strategy::OnePass => {
             let w = d + 1 + k;
             let mem = w * w + ACC_BLOCK_ROWS * w + d * d + 4 * d * l + scratch;
-            CostEstimate { passes: 1, memory_bytes: doubles(mem), flops_per_row: (w * w + 2 * d * l) as f64 }
+            let once = (q + 1) * 2 * d * d * l + 2 * (d * d * l + 2 * d * l * l);
+            CostEstimate {
+                passes: 1,
+                memory_bytes: doubles(mem),
+                flops_per_row: (w * w + featurize) as f64,
+                flops_after_passes: once as f64,
+            }
         }
         Strategy::MultiPass => {
             let wp = l + 1 + k;
-            let sketch_pass = d * l + scratch;
+            let omega = d * l + scratch;
             let product_pass = 3 * d * l + ACC_BLOCK_ROWS * (d + l);
             let ridge_pass = 2 * wp * wp + ACC_BLOCK_ROWS * wp + d * l;
-            let mem = sketch_pass.max(product_pass).max(ridge_pass);
-            let flops = 2 * d * l + 4 * q * d * l + 2 * d * l + wp * wp;
-            CostEstimate { passes: q as usize + 2, memory_bytes: doubles(mem), flops_per_row: flops as f64 }
+            let mem = omega.max(product_pass).max(ridge_pass);
+            let flops = (q + 1) * 4 * d * l + 2 * d * l + wp * wp + (q + 2) * featurize;
+            CostEstimate {
+                passes: q as usize + 2,
+                memory_bytes: doubles(mem),
+                flops_per_row: flops as f64,
+                flops_after_passes: ((q + 1) * 2 * d * l * l) as f64,
+            }
         }
     }
 }
 
 /// Chooses (a) [`Strategy::OnePass`] when its memory ([`estimate_cost`])
-/// fits in `memory_budget_bytes`, else (b) [`Strategy::MultiPass`].
+/// fits in `memory_budget_bytes` and its flops per row, featurizing
+/// included, do not exceed those of (b) [`Strategy::MultiPass`]; else (b).
 ///
-/// Why memory alone decides: (a) reads and featurizes the data once, (b)
-/// `q + 2` times, and featurizing costs at least `2·m·d` flops per row for
-/// random Fourier features plus the I/O; the accumulation flops of (a),
-/// `(d+1+k)² + 2dl`, exceed those of (b), `(4q + 4)·d·l + (l+1+k)²`, only
-/// when `d ≳ 4(q + 1)·l`, and even then by less than one extra featurizing
-/// pass. (b) is chosen even if it does not fit either; compare its
-/// [`estimate_cost`] with the budget to report that.
+/// The per-row cost decides because the row count is not part of the
+/// configuration (every process of a distributed fit must decide alike
+/// before any data is read), and for large data it dominates; (a)'s
+/// `flops_after_passes` are those of about `(2q + 4)·l` rows of its pass,
+/// (b)'s extra passes also re-read the data. At the default `d = 4l`, (a)
+/// does `≈ 16·l²` flops per row against (b)'s `≈ (16q + 25)·l²`, so (a) is
+/// chosen whenever it fits. (b) is chosen even if it does not fit either;
+/// compare its [`estimate_cost`] with the budget to report that.
 pub fn choose_strategy(d: usize, l: usize, q: usize, n_targets: usize, memory_budget_bytes: u64) -> Strategy {
-    if estimate_cost(Strategy::OnePass, d, l, q, n_targets).memory_bytes <= memory_budget_bytes {
+    let a = estimate_cost(Strategy::OnePass, d, l, q, n_targets);
+    let b = estimate_cost(Strategy::MultiPass, d, l, q, n_targets);
+    if a.memory_bytes <= memory_budget_bytes && a.flops_per_row <= b.flops_per_row {
         Strategy::OnePass
     } else {
         Strategy::MultiPass
@@ -332,15 +378,18 @@ mod tests {
     }
 
     #[test]
-    fn cost_model_follows_its_formula_and_switches_on_memory() {
+    fn cost_model_follows_its_formula_and_switches_on_memory_and_flops() {
         let (d, l, q, k) = (4096, 1024, 1, 1);
         let a = estimate_cost(Strategy::OnePass, d, l, q, k);
         let w = (d + 1 + k) as u64;
         let (d64, l64) = (d as u64, l as u64);
         assert_eq!(a.memory_bytes, 8 * (w * w + 512 * w + d64 * d64 + 4 * d64 * l64 + d64 * 1024));
         assert_eq!(a.passes, 1);
+        assert_eq!(a.flops_per_row, (w * w + 128 * d64) as f64);
         let b = estimate_cost(Strategy::MultiPass, d, l, q, k);
         assert_eq!(b.passes, 3);
+        let wp = l64 + 2;
+        assert_eq!(b.flops_per_row, (2 * 4 * d64 * l64 + 2 * d64 * l64 + wp * wp + 3 * 128 * d64) as f64);
         assert!(b.memory_bytes < a.memory_bytes / 2, "{b:?} vs {a:?}");
         // ~350 MB for (a): fits in 1 GB, not in 200 MB.
         assert_eq!(choose_strategy(d, l, q, k, 1 << 30), Strategy::OnePass);
@@ -350,5 +399,23 @@ mod tests {
         // The d² term: doubling d roughly quadruples (a)'s memory.
         let a2 = estimate_cost(Strategy::OnePass, 2 * d, l, q, k);
         assert!(a2.memory_bytes > 3 * a.memory_bytes);
+        // Per row, d² against (4q + 6)·d·l plus featurizing: at d = 16l
+        // (q = 1) the product passes do less work than the d² Gram, and are
+        // chosen although (a) fits; at d = 8l (a) still does less.
+        let huge = u64::MAX;
+        assert_eq!(choose_strategy(16 * l, l, 1, k, huge), Strategy::MultiPass);
+        assert_eq!(choose_strategy(8 * l, l, 1, k, huge), Strategy::OnePass);
+        for (dd, qq) in [(16 * l, 1), (8 * l, 1), (12 * l, 2), (4 * l, 0)] {
+            let (a, b) =
+                (estimate_cost(Strategy::OnePass, dd, l, qq, k), estimate_cost(Strategy::MultiPass, dd, l, qq, k));
+            let want = if a.flops_per_row <= b.flops_per_row { Strategy::OnePass } else { Strategy::MultiPass };
+            assert_eq!(choose_strategy(dd, l, qq, k, huge), want, "d = {dd}, q = {qq}");
+        }
+        // (a)'s work after the pass: q + 1 products by FᵀF and two
+        // projections (a triangular product and a small GEMM each).
+        assert_eq!(
+            a.flops_after_passes,
+            (2 * 2 * d64 * d64 * l64 + 2 * (d64 * d64 * l64 + 2 * d64 * l64 * l64)) as f64
+        );
     }
 }

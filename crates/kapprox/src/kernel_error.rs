@@ -23,7 +23,6 @@ use kapprox_core::{Domain, dense, rng};
 use kapprox_features::nystrom::Nystrom;
 use kapprox_features::{FeatureMap, OutputKind};
 use kapprox_io::{Dataset, LabelSpec, ReadOptions, Scaler, ScalerKind};
-use kapprox_sketch::{RangeSketch, Sketch};
 use ndarray::{Array1, Array2, ArrayView2, Axis, s};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -152,9 +151,7 @@ pub fn features_of(method: &MethodSpec, x: ArrayView2<'_, f64>, sigma: f64, seed
             let base = method.tefm_base(sigma, d_in, seed, sample.as_ref())?;
             let f = base.transform(x);
             let ftf = dense::matmul(f.t(), f.view(), kapprox_core::dense_par());
-            let mut sk = Sketch::new(sketch_kind(*sketch), f.ncols(), *n_components, seed)?;
-            sk.update(f.view(), 0)?;
-            let q = kapprox_sketch::range_finder(ftf.view(), sk.finish().view(), *power)?;
+            let q = kapprox_sketch::gram_range_finder(ftf.view(), sketch_kind(*sketch), *n_components, seed, *power)?;
             Ok(dense::matmul(f.view(), q.view(), kapprox_core::dense_par()))
         }
         _ => {

@@ -5,7 +5,7 @@ use crate::ids::{Ids, PendingBlock, check_columns, check_same};
 use crate::range_sketch::RangeSketch;
 use kapprox_core::gram::{PackedRows, gemm_tn_add};
 use kapprox_core::{Domain, Par, rng};
-use ndarray::{Array2, ArrayView2, ShapeBuilder, s};
+use ndarray::{Array2, ArrayView2, ArrayViewMut1, ShapeBuilder, s};
 use rand::Rng;
 use rand_distr::StandardNormal;
 use serde::{Deserialize, Serialize};
@@ -123,10 +123,7 @@ impl GaussianSketch {
             if w != slot {
                 rows.copy_within(slot * d..(slot + 1) * d, w * d);
             }
-            let mut g = rng::stream(self.seed, Domain::SKETCH_GAUSSIAN, base + slot as u64);
-            for v in self.theta.row_mut(w) {
-                *v = g.sample(StandardNormal);
-            }
+            theta_row_unscaled(self.seed, base + slot as u64, self.theta.row_mut(w));
             w += 1;
         }
         debug_assert_eq!(w, c);
@@ -216,6 +213,15 @@ impl RangeSketch for GaussianSketch {
     fn finish(mut self) -> Array2<f64> {
         self.flush_block();
         self.acc
+    }
+}
+
+/// Row `id` of `√l·Θ`: `l` standard normal draws from
+/// `rng::stream(seed, Domain::SKETCH_GAUSSIAN, id)`.
+pub(crate) fn theta_row_unscaled(seed: u64, id: u64, mut row: ArrayViewMut1<'_, f64>) {
+    let mut g = rng::stream(seed, Domain::SKETCH_GAUSSIAN, id);
+    for v in row.iter_mut() {
+        *v = g.sample(StandardNormal);
     }
 }
 

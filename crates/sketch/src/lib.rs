@@ -20,8 +20,11 @@
 //!   power iteration.
 //! - [`range_finder`] (with `FᵀF` in memory) and [`PowerIteration`] (one
 //!   pass per multiplication): an orthonormal basis `Q (d, l)` of the
-//!   dominant range of `(FᵀF)^q FᵀΘ`, as in randomised SVD (Halko,
-//!   Martinsson & Tropp 2011) and TEFM (paper 000, Algorithms 1–2).
+//!   dominant range of `(FᵀF)^q Y₀`, as in randomised SVD (Halko,
+//!   Martinsson & Tropp 2011) and TEFM (paper 000, Algorithms 1–2), for a
+//!   start `Y₀ = FᵀΘ` (a row sketch) or `Y₀ = (FᵀF)Ω` for a [`test_matrix`]
+//!   `Ω (d, l)` of the columns ([`gram_range_finder`]: no sketch of the
+//!   rows at all, the range follows from the Gram).
 //! - [`Reservoir`]: the `k` rows with the smallest hashed priority, e.g.
 //!   Nyström landmarks or the sample behind `--sigma auto`.
 //!
@@ -80,7 +83,7 @@ pub use count::CountSketch;
 pub use error::{Result, SketchError};
 pub use gaussian::{BLOCK_ROWS, GaussianSketch};
 pub use product::ProductAccumulator;
-pub use range::{PowerIteration, range_finder};
+pub use range::{PowerIteration, gram_range_finder, range_finder, test_matrix};
 pub use reservoir::Reservoir;
 pub use sketch::{RangeSketch, Sketch, SketchKind};
 pub use srht::{SRHT_MIN_BLOCK_ROWS, SrhtSketch, default_srht_block_rows};

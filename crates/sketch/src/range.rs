@@ -1,24 +1,162 @@
 //! Range finders: an orthonormal basis of the dominant column space of
-//! `(FᵀF)^q FᵀΘ`, in memory or pass by pass.
+//! `(FᵀF)^q Y₀` for a start `Y₀` — a row sketch `FᵀΘ`, or `(FᵀF)Ω` for a
+//! test matrix `Ω` of the `d` columns — in memory or pass by pass.
 
 use crate::error::{Result, SketchError};
+use crate::gaussian::theta_row_unscaled;
+use crate::range_sketch::RangeSketch;
+use crate::sketch::{Sketch, SketchKind};
+use kapprox_core::Par;
 use kapprox_core::dense;
-use ndarray::{Array2, ArrayView2};
+use kapprox_core::gram::{PackedRows, gemm_tn_add};
+use ndarray::{Array2, ArrayView2, ShapeBuilder, s};
 use serde::{Deserialize, Serialize};
 
+/// Rows of the identity fed to a sketch at a time by [`test_matrix`].
+const IDENTITY_BLOCK: usize = 512;
+
+/// The test matrix `Ω (d, l)` of a range finder over the `d` columns of
+/// `F`: rows `0 .. d` of the sketch `Θ` of `kind` with `seed` — a Gaussian
+/// matrix, a block SRHT or a CountSketch of the `d` coordinates (the same
+/// definitions and scaling as the row sketches, with the column index as
+/// the row id). `(FᵀF)Ω` is then the range sketch of the rows of `FᵀF`,
+/// and `Fᵀ(FΩ)` (a [`ProductAccumulator`](crate::ProductAccumulator) with
+/// `Q = Ω`) the same product pass by pass.
+///
+/// Cost: `d·l` normal draws (Gaussian), or the sketch of the `d × d`
+/// identity fed `512` rows at a time (`d²·log₂B` additions for SRHT, `d²`
+/// for CountSketch). Memory: `d·l + 512·d` doubles plus the sketch's
+/// scratch.
+///
+/// # Errors
+/// [`SketchError::InvalidParameter`] if `l == 0`.
+pub fn test_matrix(kind: SketchKind, d: usize, l: usize, seed: u64) -> Result<Array2<f64>> {
+    if kind == SketchKind::Gaussian && l > 0 {
+        // Θ's rows directly: the sketch of the identity would spend a GEMM.
+        let mut omega = Array2::zeros((d, l));
+        let scale = 1.0 / (l as f64).sqrt();
+        for (j, mut row) in omega.rows_mut().into_iter().enumerate() {
+            theta_row_unscaled(seed, j as u64, row.view_mut());
+            row *= scale;
+        }
+        return Ok(omega);
+    }
+    let mut sketch = Sketch::new(kind, d, l, seed)?;
+    let mut eye = Array2::zeros((IDENTITY_BLOCK.min(d), d));
+    for start in (0..d).step_by(IDENTITY_BLOCK) {
+        let rows = IDENTITY_BLOCK.min(d - start);
+        let mut block = eye.slice_mut(s![..rows, ..]);
+        block.fill(0.0);
+        for r in 0..rows {
+            block[[r, start + r]] = 1.0;
+        }
+        sketch.update(block.view(), start as u64)?;
+    }
+    Ok(sketch.finish())
+}
+
+/// `Q (d, l)` with orthonormal columns spanning `(FᵀF)^(q+1) Ω` for the
+/// [`test_matrix`] `Ω` of `kind`, `l` and `seed`, from `FᵀF` in memory:
+/// the range finder of one-pass TEFM, which needs no sketch of the rows.
+///
+/// `Y₀ = (FᵀF)Ω` is the sketch of the rows of the symmetric `gram` (row
+/// `j` has id `j`; for the Gaussian kind a product by the explicit `Ω`),
+/// then `power_iterations` (`q`) further products run as in
+/// [`range_finder`]. The products use the Gram kernel of
+/// `kapprox_core::gram` on the packed `gram` (bitwise the same for any
+/// thread count). A [`PowerIteration`] fed first by
+/// the product pass `Fᵀ(FΩ)`, then by `q` product passes, runs the same
+/// steps over the rows and gives the same `Q` up to rounding.
+///
+/// Against the row sketch `FᵀΘ` (whose columns have covariance `FᵀF`, so
+/// behave like `(FᵀF)^½ Ω`), the start `(FᵀF)Ω` is half a power step
+/// further along: the same `q` captures the dominant subspace at least as
+/// well (Halko et al. 2011, §10.4).
+///
+/// Cost: `(q + 1)·2·d²·l` flops (Gaussian; SRHT and CountSketch make the
+/// first product `O(d²·log B)` or `O(d²)`) plus `q + 1` thin QRs.
+/// Memory: a packed copy of `gram` (`d²` doubles, rounded up to whole
+/// panels) and `4·d·l` doubles, plus the sketch's scratch.
+///
+/// # Errors
+/// [`SketchError::Shape`] if `gram` is not square;
+/// [`SketchError::InvalidParameter`] if `l == 0`;
+/// [`SketchError::TooManyComponents`] if `l > d`.
+pub fn gram_range_finder(
+    gram: ArrayView2<'_, f64>,
+    kind: SketchKind,
+    l: usize,
+    seed: u64,
+    power_iterations: usize,
+) -> Result<Array2<f64>> {
+    let d = gram.nrows();
+    if gram.ncols() != d {
+        return Err(SketchError::Shape { name: "Gram matrix", found: gram.dim(), expected: (d, d) });
+    }
+    let packed = pack_symmetric(gram);
+    let y0 = match kind {
+        // Ω's rows directly, then one product on every core.
+        SketchKind::Gaussian if l > 0 => times(&packed, test_matrix(kind, d, l, seed)?.view()),
+        // The structured sketches of the Gram's rows cost far less than a
+        // product by Ω.
+        _ => {
+            let mut sketch = Sketch::new(kind, d, l, seed)?;
+            sketch.update(rows_of_symmetric(gram), 0)?;
+            sketch.finish()
+        }
+    };
+    power_steps(&packed, y0.view(), power_iterations)
+}
+
+/// The rows of a symmetric matrix, read contiguously from whichever
+/// layout it has (its rows are its columns).
+fn rows_of_symmetric(a: ArrayView2<'_, f64>) -> ArrayView2<'_, f64> {
+    if a.t().is_standard_layout() { a.reversed_axes() } else { a }
+}
+
+/// A symmetric matrix packed for [`times`].
+fn pack_symmetric(a: ArrayView2<'_, f64>) -> PackedRows {
+    PackedRows::from_rows(rows_of_symmetric(a))
+}
+
+/// `A·Q` for the symmetric `A` packed by [`pack_symmetric`]: `AᵀQ` with
+/// the Gram kernel, on every core and bitwise the same for any thread
+/// count (faer's GEMM reached about two thirds of its rate on these
+/// shapes).
+fn times(a: &PackedRows, q: ArrayView2<'_, f64>) -> Array2<f64> {
+    let mut y = Array2::zeros((a.n_cols(), q.ncols()).f());
+    gemm_tn_add(y.view_mut(), a, &PackedRows::from_rows(q), 1.0, Par::rayon(0));
+    y
+}
+
+/// Orthonormalises `y0`, then `q` times multiplies by `A` and
+/// orthonormalises again.
+fn power_steps(a: &PackedRows, y0: ArrayView2<'_, f64>, power_iterations: usize) -> Result<Array2<f64>> {
+    let mut it = PowerIteration::new(power_iterations);
+    it.advance(y0)?;
+    while !it.is_done() {
+        let q = it.current().expect("a started iteration has a current basis");
+        let y = times(a, q);
+        it.advance(y.view())?;
+    }
+    it.finish()
+}
+
 /// `Q (d, l)` with orthonormal columns spanning
-/// `Y = (FᵀF)^q FᵀΘ`, from `FᵀF` held in memory.
+/// `Y = (FᵀF)^q Y₀`, from `FᵀF` held in memory.
 ///
 /// `gram` is `FᵀF (d, d)` (e.g. [`kapprox_core::Moments::zz`]), `sketch`
-/// is `FᵀΘ (d, l)` from a [`RangeSketch`](crate::RangeSketch), and
+/// is the start `Y₀ (d, l)`, e.g. `FᵀΘ` from a
+/// [`RangeSketch`](crate::RangeSketch) (see [`gram_range_finder`] for the
+/// start `(FᵀF)Ω`), and
 /// `power_iterations` is `q`. The basis is re-orthonormalised (thin QR)
 /// after every multiplication, which avoids the loss of the small singular
 /// directions to rounding that `(FᵀF)^q` would cause (Halko et al. 2011,
 /// Alg. 4.4). This runs exactly the steps of a [`PowerIteration`] fed by
 /// multi-pass products, so both give the same `Q` up to rounding.
 ///
-/// Cost: `q·2·d²·l + (q + 1)·O(d·l²)` flops. Memory: `3·d·l` doubles besides
-/// the inputs.
+/// Cost: `q·2·d²·l + (q + 1)·O(d·l²)` flops. Memory: a packed copy of
+/// `gram` and `3·d·l` doubles besides the inputs.
 ///
 /// # Errors
 /// [`SketchError::Shape`] if `gram` is not `(d, d)`;
@@ -32,21 +170,16 @@ pub fn range_finder(
     if gram.dim() != (d, d) {
         return Err(SketchError::Shape { name: "Gram matrix", found: gram.dim(), expected: (d, d) });
     }
-    let mut it = PowerIteration::new(power_iterations);
-    it.advance(sketch)?;
-    while !it.is_done() {
-        let q = it.current().expect("a started iteration has a current basis");
-        // A fixed split of the product: deterministic, and on every core.
-        let y = dense::matmul(gram, q, kapprox_core::dense_par());
-        it.advance(y.view())?;
-    }
-    it.finish()
+    power_steps(&pack_symmetric(gram), sketch, power_iterations)
 }
 
 /// The pass-by-pass range finder: a small state machine over `1 + q` data
 /// passes when `FᵀF (d, d)` does not fit in memory.
 ///
-/// 1. Pass 1 accumulates the sketch `FᵀΘ` (a [`RangeSketch`](crate::RangeSketch));
+/// 1. Pass 1 accumulates the start `Y₀`: `Fᵀ(FΩ)` for a [`test_matrix`]
+///    `Ω` (a [`ProductAccumulator`](crate::ProductAccumulator), as
+///    [`gram_range_finder`] starts), or a row sketch `FᵀΘ` (a
+///    [`RangeSketch`](crate::RangeSketch));
 ///    [`advance`](PowerIteration::advance) orthonormalises it into `Q₀`.
 /// 2. Each of the `q` further passes accumulates `Fᵀ(F Qᵢ)` for the
 ///    current basis ([`current`](PowerIteration::current), fed to a
@@ -92,10 +225,11 @@ impl PowerIteration {
         self.q.as_ref().map(|q| q.view())
     }
 
-    /// Feeds the result of the next pass: `FᵀΘ (d, l)` for the first pass,
+    /// Feeds the result of the next pass: the start `Y₀ (d, l)` for the first pass,
     /// then `Fᵀ(F Q) (d, l)` for the current `Q`. Returns the new basis.
     ///
-    /// Cost: one thin QR, `O(d·l²)` flops.
+    /// Cost: one thin QR (`≈ 4·d·l²` flops; a Cholesky QR of `2·d·l²` for
+    /// the passes before the last, see `kapprox_core::dense::cholesky_qr_q`).
     ///
     /// # Errors
     /// [`SketchError::PowerIterationFinished`] after the last pass;
@@ -114,8 +248,13 @@ impl PowerIteration {
         if l > d {
             return Err(SketchError::TooManyComponents { n_components: l, n_features: d });
         }
-        self.q = Some(dense::qr_thin_q(pass_result));
         self.passes_done += 1;
+        // Only the final basis must be orthonormal to rounding; an
+        // intermediate one needs the span (cheaper by Cholesky QR, with
+        // Householder QR when YᵀY is too ill-conditioned for it).
+        let intermediate =
+            (!self.is_done()).then(|| dense::cholesky_qr_q(pass_result, kapprox_core::dense_par())).flatten();
+        self.q = Some(intermediate.unwrap_or_else(|| dense::qr_thin_q(pass_result)));
         Ok(self.q.as_ref().expect("just set").view())
     }
 
@@ -167,6 +306,76 @@ mod tests {
             let e = rel_diff(&b, &a);
             assert!(e < 1e-10, "q = {q}: {e}");
         }
+    }
+
+    #[test]
+    fn test_matrix_is_the_sketch_of_the_identity() {
+        let (d, l) = (1100, 6);
+        for kind in [SketchKind::Gaussian, SketchKind::Srht, SketchKind::CountSketch] {
+            let omega = test_matrix(kind, d, l, 4).unwrap();
+            let mut sk = Sketch::new(kind, d, l, 4).unwrap();
+            sk.update(Array2::<f64>::eye(d).view(), 0).unwrap();
+            let want = sk.finish();
+            assert!(rel_diff(&omega, &want) < 1e-15, "{kind}: {}", rel_diff(&omega, &want));
+        }
+        // CountSketch: one ±1 per row, in the bucket the sketch assigns.
+        let omega = test_matrix(SketchKind::CountSketch, d, l, 4).unwrap();
+        let cs = crate::CountSketch::new(d, l, 4).unwrap();
+        for (j, row) in omega.rows().into_iter().enumerate() {
+            let (bucket, sign) = cs.bucket_and_sign(j as u64);
+            let mut want = ndarray::Array1::zeros(l);
+            want[bucket] = sign;
+            assert_eq!(row, want, "row {j}");
+        }
+        assert!(test_matrix(SketchKind::Gaussian, d, 0, 4).is_err());
+    }
+
+    #[test]
+    fn gram_range_finder_equals_product_passes_from_the_test_matrix() {
+        let (n, d, l) = (3000, 40, 8);
+        let f = gaussian_rows(n, d, 1);
+        let mut m = Moments::new(d, 0);
+        m.update(f.view(), Array2::zeros((n, 0)).view());
+        m.flush();
+        let gram = m.zz();
+        for kind in [SketchKind::Gaussian, SketchKind::Srht, SketchKind::CountSketch] {
+            let omega = test_matrix(kind, d, l, 5).unwrap();
+            for q in 0..=2 {
+                let a = gram_range_finder(gram.view(), kind, l, 5, q).unwrap();
+                // The explicit definition: the span of (FᵀF)^(q+1) Ω, with
+                // the naive product and Householder QR throughout (the
+                // bases may differ by the signs of their columns).
+                let mut y = gram.dot(&omega);
+                for _ in 0..q {
+                    y = gram.dot(&dense::qr_thin_q(y.view()));
+                }
+                let want = dense::qr_thin_q(y.view());
+                let (pa, pw) = (a.dot(&a.t()), want.dot(&want.t()));
+                assert!(rel_diff(&pa, &pw) < 1e-10, "{kind} q = {q}: {}", rel_diff(&pa, &pw));
+                assert!(rel_diff(&a.t().dot(&a), &Array2::eye(l)) < 1e-13);
+                // Pass by pass: Fᵀ(FΩ), then q products.
+                let mut it = PowerIteration::new(q);
+                let mut p = ProductAccumulator::new(omega.view());
+                p.update(f.view()).unwrap();
+                it.advance(p.finish().view()).unwrap();
+                while !it.is_done() {
+                    let mut p = ProductAccumulator::new(it.current().unwrap());
+                    p.update(f.view()).unwrap();
+                    let y = p.finish();
+                    it.advance(y.view()).unwrap();
+                }
+                let b = it.finish().unwrap();
+                assert!(rel_diff(&b, &a) < 1e-10, "{kind} q = {q}: {}", rel_diff(&b, &a));
+            }
+        }
+        assert!(matches!(
+            gram_range_finder(gram.slice(s![.., ..5]), SketchKind::Gaussian, 2, 0, 0),
+            Err(SketchError::Shape { .. })
+        ));
+        assert_eq!(
+            gram_range_finder(gram.view(), SketchKind::Gaussian, d + 1, 0, 0).unwrap_err(),
+            SketchError::TooManyComponents { n_components: d + 1, n_features: d }
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@ use kapprox_core::{Moments, dense};
 use kapprox_features::rff::Rff;
 use kapprox_features::tefm::Tefm;
 use kapprox_features::{FeatureMap, Form, Kernel};
-use kapprox_sketch::{PowerIteration, ProductAccumulator, RangeSketch, Sketch, SketchKind, range_finder};
+use kapprox_sketch::{PowerIteration, ProductAccumulator, SketchKind, gram_range_finder, test_matrix};
 use ndarray::{Array2, Axis, s};
 use std::io::{BufRead, BufReader};
 
@@ -84,33 +84,32 @@ impl Setup {
         Rff::new(self.kernel, Form::Pairs, self.x.ncols(), l, seed).unwrap()
     }
 
-    /// Strategy (a): one chunked pass accumulating `FᵀF` (Moments) and the
-    /// sketch `FᵀΘ` with global row ids; power iterations in memory.
+    /// Strategy (a): one chunked pass accumulating `FᵀF` (Moments); then
+    /// `(FᵀF)Ω` and the power iterations in memory.
     fn tefm_one_pass(&self, base: &Rff, kind: SketchKind, l: usize, q: usize) -> (Array2<f64>, Moments) {
         let d = base.n_output();
         let mut moments = Moments::new(d, 1);
-        let mut sketch = Sketch::new(kind, d, l, 3).unwrap();
         let y = self.x.column(0).to_owned().insert_axis(Axis(1));
         for c in (0..N).step_by(CHUNK) {
             let e = (c + CHUNK).min(N);
             let f = base.transform(self.x.slice(s![c..e, ..]));
             moments.update(f.view(), y.slice(s![c..e, ..]));
-            sketch.update(f.view(), c as u64).unwrap();
         }
         moments.flush();
-        (range_finder(moments.zz().view(), sketch.finish().view(), q).unwrap(), moments)
+        (gram_range_finder(moments.zz().view(), kind, l, 3, q).unwrap(), moments)
     }
 
-    /// Strategy (b): one sketch pass, then one product pass per power iteration.
+    /// Strategy (b): the product pass `Fᵀ(FΩ)`, then one product pass per
+    /// power iteration.
     fn tefm_multi_pass(&self, base: &Rff, kind: SketchKind, l: usize, q: usize) -> Array2<f64> {
         let d = base.n_output();
         let mut it = PowerIteration::new(q);
-        let mut sketch = Sketch::new(kind, d, l, 3).unwrap();
+        let mut first = ProductAccumulator::new(test_matrix(kind, d, l, 3).unwrap().view());
         for c in (0..N).step_by(CHUNK) {
             let e = (c + CHUNK).min(N);
-            sketch.update(base.transform(self.x.slice(s![c..e, ..])).view(), c as u64).unwrap();
+            first.update(base.transform(self.x.slice(s![c..e, ..])).view()).unwrap();
         }
-        it.advance(sketch.finish().view()).unwrap();
+        it.advance(first.finish().view()).unwrap();
         while !it.is_done() {
             let mut p = ProductAccumulator::new(it.current().unwrap());
             for c in (0..N).step_by(CHUNK) {

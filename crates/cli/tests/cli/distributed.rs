@@ -47,7 +47,7 @@ const NYSTROM: Method = Method {
 
 const TEFM_MULTI: Method = Method {
     name: "tefm-g multi-pass",
-    // FᵀΘ, one power iteration Fᵀ(FQ), then the fit pass.
+    // Fᵀ(FΩ), one power iteration Fᵀ(FQ), then the fit pass.
     args: &["--map", "tefm-g", "--features", "24", "--power", "1", "--sigma", "10", "--tefm-strategy", "multi-pass"],
     passes: 3,
     over_base: true,
@@ -62,7 +62,7 @@ const TEFM_ONE: Method = Method {
 
 const TEFM_NYSTROM: Method = Method {
     name: "tefm-g over nystrom",
-    // The landmark sample (96 = 4l rows), FᵀΘ, one power iteration, the fit.
+    // The landmark sample (96 = 4l rows), Fᵀ(FΩ), one power iteration, the fit.
     args: &[
         "--map",
         "tefm-g",

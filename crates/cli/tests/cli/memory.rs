@@ -143,7 +143,7 @@ kapprox_test!(grid_search_memory_is_stated_bounded_and_refused_when_too_large, |
 });
 
 // The passes before the fit pass hold, per bandwidth candidate, a `d × l`
-// sketch (`FᵀΘ`, or `Fᵀ(FQ)` plus `Q` in a power iteration) and the base
+// product `Fᵀ(FQ)` plus `Q` (`Ω` in the first pass) and the base
 // features of one chunk (`chunk_rows × d`); the prepare pass holds a
 // reservoir of at most `max(m, 1000) × columns` values. Nothing grows with
 // the rows: TEFM with two sketch passes and Nyström with a sampling pass,

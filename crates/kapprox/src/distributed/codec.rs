@@ -210,12 +210,10 @@ pub fn encode_state(state: &mut PassState, enc: &mut Encoder) -> Value {
             let candidates: Vec<Value> = s
                 .parts
                 .iter_mut()
-                .zip(&s.sketches)
                 .enumerate()
-                .map(|(c, (parts, sk))| {
+                .map(|(c, parts)| {
                     json!({
                         "parts": parts.iter_mut().enumerate().map(|(p, a)| encode_acc(a, &format!("fit.c{c}.p{p}"), enc)).collect::<Vec<_>>(),
-                        "sketch": sk.as_ref().map(|a| enc.put(format!("fit.c{c}.sketch"), a.clone().into_dyn())),
                     })
                 })
                 .collect();
@@ -254,21 +252,16 @@ pub fn decode_state(v: &Value, dec: &mut Decoder) -> Result<PassState> {
         Some("fit") => {
             let cands = field(v, "candidates")?.as_array().context("field \"candidates\" is not a list")?;
             let mut parts = Vec::new();
-            let mut sketches = Vec::new();
             for c in cands {
                 let ps = field(c, "parts")?.as_array().context("field \"parts\" is not a list")?;
                 parts.push(ps.iter().map(|a| decode_acc(a, dec)).collect::<Result<Vec<_>>>()?);
-                sketches.push(match field(c, "sketch")? {
-                    Value::Null => None,
-                    r => Some(dec.take2(r)?),
-                });
             }
             let imputed = v.get("imputed").and_then(Value::as_u64).unwrap_or(0);
             let other = match v.get("other") {
                 Some(o) => serde_json::from_value(o.clone()).context("field \"other\"")?,
                 None => Vec::new(),
             };
-            PassState::Fit(FitState { parts, sketches, rows, skipped: u64_of(v, "skipped")?, imputed, other })
+            PassState::Fit(FitState { parts, rows, skipped: u64_of(v, "skipped")?, imputed, other })
         }
         other => bail!("unknown pass state {other:?}"),
     })

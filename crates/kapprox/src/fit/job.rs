@@ -279,16 +279,11 @@ impl FitJob {
                 None => maps[0].n_output(),
             };
             let k_guess = if self.cfg.task == Task::Regression { 1 } else { 2 };
-            let sketch_l = self.tefm_sketch().map_or(0, |(_, l)| l);
-            self.stat_bytes = estimate_memory(maps.len(), l_acc, k_guess, self.cfg.split.n_parts(), sketch_l);
+            self.stat_bytes = estimate_memory(maps.len(), l_acc, k_guess, self.cfg.split.n_parts());
             check_memory(&self.cfg, self.stat_bytes, maps.len(), l_acc)?;
             self.timings.pass += t.elapsed().as_secs_f64();
         }
         Ok(())
-    }
-
-    fn tefm_sketch(&self) -> Option<(kapprox_sketch::SketchKind, usize)> {
-        self.cfg.method.one_pass_sketch().map(|(kind, l)| (sketch_kind(kind), l))
     }
 
     /// Runs the next pass over `shards` (ascending indices) and returns its
@@ -318,9 +313,11 @@ impl FitJob {
                     .map(|&s| cfg.method.tefm_base(s, prepared.features.len(), cfg.seed, prepared.landmarks.as_ref()))
                     .collect::<Result<_>>()?;
                 let input = match (index, &self.progress.qs) {
-                    (0, _) => {
-                        SketchInput::Range { kind: sketch_kind(*sketch), n_components: *n_components, seed: cfg.seed }
-                    }
+                    (0, _) => SketchInput::TestMatrix {
+                        kind: sketch_kind(*sketch),
+                        n_components: *n_components,
+                        seed: cfg.seed,
+                    },
                     (_, Some(qs)) => SketchInput::Product(qs.clone()),
                     (_, None) => bail!("sketch pass {} needs the basis of the pass before it", index + 1),
                 };
@@ -330,7 +327,7 @@ impl FitJob {
             PassKind::Fit => {
                 let prepared = self.progress.prepared.as_ref().expect("prepared before the fit pass");
                 let maps = self.progress.maps.as_ref().expect("maps built before the fit pass");
-                let (st, _) = fit_pass(cfg, ds, read, &prepared.scaler, maps, self.tefm_sketch(), observer)?;
+                let (st, _) = fit_pass(cfg, ds, read, &prepared.scaler, maps, observer)?;
                 PassState::Fit(st)
             }
         };

@@ -4,12 +4,12 @@ use super::FitConfig;
 use anyhow::{Result, bail};
 
 /// Bytes of statistics the fit pass holds for `s` candidates accumulating
-/// `l` features with `k` targets over `parts` split parts, plus one-pass
-/// TEFM sketches of `(l, sketch_l)`.
-pub fn estimate_memory(s: usize, l: usize, k: usize, parts: usize, sketch_l: usize) -> u64 {
+/// `l` features (one-pass TEFM: its base map's `d`) with `k` targets over
+/// `parts` split parts.
+pub fn estimate_memory(s: usize, l: usize, k: usize, parts: usize) -> u64 {
     let w = (l + 1 + k) as u64;
     let per = w * w * 8 + (kapprox_core::moments::BLOCK_ROWS as u64) * w * 8;
-    s as u64 * (parts as u64 * per + (l * sketch_l * 8) as u64)
+    s as u64 * parts as u64 * per
 }
 
 /// Refuses statistics of `bytes` beyond the configuration's memory limit.
@@ -53,8 +53,8 @@ mod tests {
 
     #[test]
     fn the_estimate_counts_every_candidate_and_part() {
-        let one = estimate_memory(1, 10, 1, 2, 0);
-        assert_eq!(estimate_memory(3, 10, 1, 2, 0), 3 * one);
+        let one = estimate_memory(1, 10, 1, 2);
+        assert_eq!(estimate_memory(3, 10, 1, 2), 3 * one);
         assert_eq!(one, 2 * (12 * 12 * 8 + 512 * 12 * 8));
     }
 }

@@ -5,8 +5,9 @@
 //! 1. **prepare** (only when needed): column statistics when the footers
 //!    written by `convert` hold none, and a reservoir sample of rows for
 //!    `--sigma auto` (median rule) and for Nyström's landmarks.
-//! 2. **sketch** (multi-pass TEFM only): `FᵀΘ`, then one `Fᵀ(FQ)` per power
-//!    iteration, for every bandwidth candidate at once.
+//! 2. **sketch** (multi-pass TEFM only): `Fᵀ(FΩ)` for TEFM's test matrix
+//!    `Ω`, then one `Fᵀ(FQ)` per power iteration, for every bandwidth
+//!    candidate at once.
 //! 3. **fit**: every candidate's map transforms every chunk; each row's
 //!    statistics go to its split part (by a seeded hash of its global row
 //!    id: hold-out or k folds). Then every (σ, α) pair is scored from the
@@ -37,6 +38,7 @@ pub mod plan;
 pub mod prepare;
 pub mod report;
 pub mod select;
+pub mod tefm_gram;
 
 pub use config::{FitConfig, Precision, Split};
 pub use extend::GridExtension;

@@ -7,11 +7,12 @@
 //!
 //! - **prepare**: column statistics (when the footers hold none) and a
 //!   reservoir sample of rows (the bandwidth rule, Nyström's landmarks);
-//! - **sketch** (multi-pass TEFM): `FᵀΘ` per bandwidth candidate, then one
-//!   `Fᵀ(FQ)` per power iteration;
-//! - **fit**: per candidate and per split part, the ridge statistics; for
-//!   one-pass TEFM also `FᵀΘ`. Selection needs nothing else (no row is
-//!   kept, classification included; see `select`).
+//! - **sketch** (multi-pass TEFM): `Fᵀ(FΩ)` per bandwidth candidate for the
+//!   test matrix `Ω`, then one `Fᵀ(FQ)` per power iteration;
+//! - **fit**: per candidate and per split part, the ridge statistics (for
+//!   one-pass TEFM, of the base map: its basis follows from them, see
+//!   `tefm_gram`). Selection needs nothing else (no row is kept,
+//!   classification included; see `select`).
 
 use super::FitConfig;
 use super::acc::Acc;
@@ -19,10 +20,10 @@ use super::config::Precision;
 use super::nystrom_gram::kernel_gram;
 use crate::observer::Observer;
 use crate::pipeline::{Features, Pass, PassReport};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use kapprox_features::{FeatureMap, KernelColumns};
 use kapprox_io::{CategoryCounts, ColumnStats, Dataset, ReadOptions, Scaler};
-use kapprox_sketch::{ProductAccumulator, RangeSketch, Reservoir, Sketch, SketchKind};
+use kapprox_sketch::{ProductAccumulator, Reservoir, SketchKind, test_matrix};
 use ndarray::{Array2, s};
 
 /// The reading options of every pass.
@@ -171,43 +172,18 @@ impl BlockedStats {
     }
 }
 
-/// One candidate's accumulator during a sketch pass.
-enum SketchAcc {
-    /// `FᵀΘ` (the first sketch pass).
-    Range(Sketch),
-    /// `Fᵀ(FQ)` (a power-iteration pass).
-    Product(ProductAccumulator),
-}
-
-impl SketchAcc {
-    fn update(&mut self, z: &Features, first_ids: &[u64]) -> Result<()> {
-        let Features::Dense(z) = z else { anyhow::bail!("TEFM needs a dense base map") };
-        match self {
-            SketchAcc::Range(s) => s.update_ids(z.view(), first_ids)?,
-            SketchAcc::Product(p) => p.update(z.view())?,
-        }
-        Ok(())
-    }
-
-    /// The pass result (d, l).
-    fn finish(self) -> Array2<f64> {
-        match self {
-            SketchAcc::Range(s) => s.finish(),
-            SketchAcc::Product(p) => p.finish(),
-        }
-    }
-}
-
 /// What a sketch pass multiplies by.
 #[derive(Clone, Debug)]
 pub enum SketchInput {
-    /// The first pass: `FᵀΘ` with a sketch of this kind into `l` columns.
-    Range {
-        /// Kind of `Θ`.
+    /// The first pass: `Fᵀ(FΩ)` for the test matrix `Ω (d, l)` of this
+    /// kind ([`kapprox_sketch::test_matrix`]), the start one-pass TEFM
+    /// computes as `(FᵀF)Ω`.
+    TestMatrix {
+        /// Kind of `Ω`.
         kind: SketchKind,
-        /// Columns of `Θ`.
+        /// Columns of `Ω`, `l`.
         n_components: usize,
-        /// Seed of `Θ`.
+        /// Seed of `Ω`.
         seed: u64,
     },
     /// A power-iteration pass: `Fᵀ(FQ)` with the current `Q` of each candidate.
@@ -252,24 +228,28 @@ pub fn sketch_pass(
     label: &str,
     observer: &dyn Observer,
 ) -> Result<(SketchState, PassReport)> {
-    let mut accs: Vec<SketchAcc> = match input {
-        SketchInput::Range { kind, n_components, seed } => maps
-            .iter()
-            .map(|m| Ok(SketchAcc::Range(Sketch::new(*kind, m.n_output(), *n_components, *seed)?)))
-            .collect::<Result<_>>()?,
-        SketchInput::Product(qs) => qs.iter().map(|q| SketchAcc::Product(ProductAccumulator::new(q.view()))).collect(),
+    let mut accs: Vec<ProductAccumulator> = match input {
+        SketchInput::TestMatrix { kind, n_components, seed } => {
+            // Every candidate's base map has the same d: one Ω serves all.
+            let mut omega: Option<Array2<f64>> = None;
+            let mut accs = Vec::with_capacity(maps.len());
+            for m in maps {
+                if omega.as_ref().is_none_or(|o| o.nrows() != m.n_output()) {
+                    omega = Some(test_matrix(*kind, m.n_output(), *n_components, *seed)?);
+                }
+                accs.push(ProductAccumulator::new(omega.as_ref().expect("built above").view()));
+            }
+            accs
+        }
+        SketchInput::Product(qs) => qs.iter().map(|q| ProductAccumulator::new(q.view())).collect(),
     };
     let map_refs: Vec<&dyn FeatureMap> = maps.iter().map(|m| m.as_ref()).collect();
-    let mut ids = Vec::new();
-    let mut ids_of = u64::MAX;
-    let report = Pass { dataset: ds, read, scaler, maps: map_refs, label, observer }.run(&mut |chunk, m, z| {
-        if ids_of != chunk.first_row {
-            ids_of = chunk.first_row;
-            ids = chunk.row_ids.to_vec();
-        }
-        accs[m].update(z, &ids)
+    let report = Pass { dataset: ds, read, scaler, maps: map_refs, label, observer }.run(&mut |_, m, z| {
+        let Features::Dense(z) = z else { anyhow::bail!("TEFM needs a dense base map") };
+        accs[m].update(z.view())?;
+        Ok(())
     })?;
-    let state = SketchState { accs: accs.into_iter().map(SketchAcc::finish).collect(), rows: report.rows };
+    let state = SketchState { accs: accs.into_iter().map(ProductAccumulator::finish).collect(), rows: report.rows };
     Ok((state, report))
 }
 
@@ -278,9 +258,6 @@ pub fn sketch_pass(
 pub struct FitState {
     /// Per candidate: one accumulator per split part.
     pub parts: Vec<Vec<Acc>>,
-    /// One-pass TEFM: the finished `FᵀΘ (d, l)` per candidate over the
-    /// pass's rows.
-    pub sketches: Vec<Option<Array2<f64>>>,
     /// Rows seen and skipped.
     pub rows: u64,
     /// Rows dropped under `--nan skip` (or for a missing label under `--nan impute`).
@@ -297,11 +274,6 @@ impl FitState {
         for (a, b) in self.parts.iter_mut().zip(&other.parts) {
             for (x, y) in a.iter_mut().zip(b) {
                 x.merge(y);
-            }
-        }
-        for (a, b) in self.sketches.iter_mut().zip(&other.sketches) {
-            if let (Some(a), Some(b)) = (a.as_mut(), b.as_ref()) {
-                *a += b;
             }
         }
         self.rows += other.rows;
@@ -357,15 +329,10 @@ pub fn fit_pass(
     read: ReadOptions,
     scaler: &Scaler,
     maps: &[Box<dyn FeatureMap>],
-    tefm_sketch: Option<(SketchKind, usize)>,
     observer: &dyn Observer,
 ) -> Result<(FitState, PassReport)> {
     let split = cfg.split;
     let n_parts = split.n_parts();
-    let mut sketches: Vec<Option<Sketch>> = maps
-        .iter()
-        .map(|m| tefm_sketch.map(|(kind, l)| Sketch::new(kind, m.n_output(), l, cfg.seed)).transpose())
-        .collect::<Result<_, _>>()?;
     // Nyström candidates whose statistics can be projected accumulate their
     // kernel columns instead (see `nystrom_gram`).
     let kernel_columns: Vec<Option<KernelColumns>> =
@@ -377,7 +344,6 @@ pub fn fit_pass(
         .collect();
     let mut state = FitState {
         parts: map_refs.iter().map(|m| (0..n_parts).map(|_| Acc::new(cfg.task, m.n_output())).collect()).collect(),
-        sketches: Vec::new(),
         rows: 0,
         skipped: 0,
         imputed: 0,
@@ -413,7 +379,7 @@ pub fn fit_pass(
             }
             match (precision, z) {
                 (Precision::F32, Features::Dense(zd)) => {
-                    // Rounded once per chunk and map, shared by the parts.
+                    // Rounded once per tile and map, shared by the parts.
                     if z32.dim() != zd.dim() {
                         z32 = Array2::zeros(zd.dim());
                     }
@@ -428,10 +394,6 @@ pub fn fit_pass(
                     }
                 }
             }
-            if let Some(s) = sketches[m].as_mut() {
-                let Features::Dense(zd) = z else { anyhow::bail!("TEFM needs a dense base map") };
-                s.update_ids(zd.view(), &ids).context("TEFM sketch")?;
-            }
             Ok(())
         },
     )?;
@@ -439,7 +401,6 @@ pub fn fit_pass(
     state.skipped = report.skipped;
     state.imputed = report.imputed;
     state.other = report.other.clone();
-    state.sketches = sketches.into_iter().map(|s| s.map(RangeSketch::finish)).collect();
     state.flush();
     Ok((state, report))
 }

@@ -13,9 +13,10 @@ use serde::{Deserialize, Serialize};
 pub enum PassKind {
     /// Column statistics and/or a reservoir sample of rows.
     Prepare,
-    /// Multi-pass TEFM: `FᵀΘ` (index 0), then `Fᵀ(FQ)` per power iteration.
+    /// Multi-pass TEFM: `Fᵀ(FΩ)` for the test matrix `Ω` (index 0), then
+    /// `Fᵀ(FQ)` per power iteration.
     Sketch {
-        /// 0 for the range sketch, `i` for the `i`-th power iteration.
+        /// 0 for the product with `Ω`, `i` for the `i`-th power iteration.
         index: usize,
     },
     /// The ridge statistics of every candidate and split part.

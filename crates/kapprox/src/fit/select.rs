@@ -21,14 +21,15 @@ use super::extend::{ALPHA_ROUNDS, alpha_extension};
 use super::nystrom_gram::kernel_gram;
 use super::passes::FitState;
 use super::report::{CandidateReport, CurvePoint, default_alphas};
+use super::tefm_gram::project_one_pass;
 use super::{FitConfig, Split};
 use crate::method::MethodSpec;
 use crate::model::Task;
 use anyhow::{Context, Result, bail};
 use kapprox_core::Moments;
 use kapprox_features::FeatureMap;
+use kapprox_features::tefm::Strategy;
 use kapprox_solve::RidgeModel;
-use ndarray::Array2;
 
 /// The outcome of selection: the winning map, its α, and its ridge model
 /// refitted on all rows.
@@ -61,7 +62,6 @@ fn finish_candidate(
     cfg: &FitConfig,
     method: &MethodSpec,
     accs: Vec<Acc>,
-    sketch: Option<Array2<f64>>,
     map: Box<dyn FeatureMap>,
     classes: &[f64],
 ) -> Result<Finished> {
@@ -71,18 +71,11 @@ fn finish_candidate(
         parts = parts.iter().map(|p| p.project(g.normalization.view())).collect();
         return Ok(Finished { parts, map });
     }
-    if let (MethodSpec::Tefm { power, .. }, Some(sk)) = (method, sketch) {
-        // One-pass TEFM: Q from FᵀF (all rows) and FᵀΘ, then the statistics
-        // of G = FQ by projection.
-        let mut total = parts[0].clone();
-        for p in &parts[1..] {
-            total.merge(p);
-        }
-        total.flush();
-        let q = kapprox_sketch::range_finder(total.zz().view(), sk.view(), *power)?;
-        parts = parts.iter().map(|p| p.project(q.view())).collect();
-        // `map` is the base map the pass accumulated (one-pass TEFM).
-        return Ok(Finished { parts, map: method.tefm_map(map, cfg.seed, q)? });
+    if let MethodSpec::Tefm { strategy: Strategy::OnePass, .. } = method {
+        // `map` is the base map the pass accumulated: Q from its Gram, then
+        // the statistics of G = FQ by projection.
+        let (parts, map) = project_one_pass(method, cfg.seed, parts, map)?;
+        return Ok(Finished { parts, map });
     }
     Ok(Finished { parts, map })
 }
@@ -132,10 +125,9 @@ pub fn select(
     // selection is the pass's statistics plus one candidate's solve.
     let mut leader: Option<(usize, Finished)> = None;
     let mut alphas_added = 0;
-    let sketches = std::mem::take(&mut state.sketches);
     let parts = std::mem::take(&mut state.parts);
-    for (((accs, map), sk), &sigma) in parts.into_iter().zip(maps).zip(sketches).zip(sigmas) {
-        let f = finish_candidate(cfg, method, accs, sk, map, &class_list)?;
+    for ((accs, map), &sigma) in parts.into_iter().zip(maps).zip(sigmas) {
+        let f = finish_candidate(cfg, method, accs, map, &class_list)?;
         for &p in &held {
             if f.parts[p].n_samples() == 0.0 {
                 bail!("held-out part {p} of the split has no rows: too few rows to validate");

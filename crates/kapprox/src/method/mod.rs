@@ -185,7 +185,7 @@ pub enum MethodSpec {
         sketch_features: usize,
         /// Power iterations q.
         power: usize,
-        /// One pass with FᵀF in memory, or 1 + q sketch passes.
+        /// One pass with FᵀF in memory, or 1 + q product passes.
         strategy: Strategy,
     },
     /// Entropic optimal features on [0,1]^D (inputs min-max scaled).
@@ -299,17 +299,6 @@ impl MethodSpec {
     /// TEFM over a Nyström base (which needs landmarks from the data).
     pub fn has_nystrom_base(&self) -> bool {
         matches!(self, MethodSpec::Tefm { base: TefmBase::Nystrom, .. })
-    }
-
-    /// One-pass TEFM: the fit pass accumulates the base map's statistics
-    /// and the sketch `FᵀΘ` of `(sketch kind, l)`, projected afterwards.
-    pub fn one_pass_sketch(&self) -> Option<(TefmKind, usize)> {
-        match self {
-            MethodSpec::Tefm { sketch, n_components, strategy: Strategy::OnePass, .. } => {
-                Some((*sketch, *n_components))
-            }
-            _ => None,
-        }
     }
 
     /// The kernel the method approximates at bandwidth `sigma` (EOF: the
