@@ -203,6 +203,7 @@ pub fn encode_state(state: &mut PassState, enc: &mut Encoder) -> Value {
         }),
         PassState::Sketch(s) => json!({
             "pass": "sketch",
+            "basis": SKETCH_BASIS,
             "rows": s.rows,
             "accs": s.accs.iter().enumerate().map(|(c, a)| enc.put(format!("sketch.c{c}"), a.clone().into_dyn())).collect::<Vec<_>>(),
         }),
@@ -229,6 +230,11 @@ pub fn encode_state(state: &mut PassState, enc: &mut Encoder) -> Value {
     }
 }
 
+/// What a sketch pass's accumulators are: `Fᵀ(FΩ)` and `Fᵀ(FQ)` from the
+/// Gram's range finder. Parts without it hold an earlier version's row
+/// sketch and are refused.
+const SKETCH_BASIS: &str = "gram-product";
+
 /// Decodes a pass state written by [`encode_state`].
 pub fn decode_state(v: &Value, dec: &mut Decoder) -> Result<PassState> {
     let rows = u64_of(v, "rows")?;
@@ -245,6 +251,15 @@ pub fn decode_state(v: &Value, dec: &mut Decoder) -> Result<PassState> {
             PassState::Prepare(PrepareState { stats: from(v, "stats")?, counts, sample, rows })
         }
         Some("sketch") => {
+            // Same shapes, other numbers: an earlier version's first TEFM pass
+            // accumulated the row sketch FᵀΘ, not Fᵀ(FΩ), and reducing the two
+            // together would give a basis of neither.
+            if v.get("basis").and_then(Value::as_str) != Some(SKETCH_BASIS) {
+                bail!(
+                    "a TEFM sketch part written by an earlier kapprox version, whose sketch is FᵀΘ where \
+                     this version accumulates Fᵀ(FΩ); rerun that part with this version"
+                );
+            }
             let refs = field(v, "accs")?.as_array().context("field \"accs\" is not a list")?;
             let accs = refs.iter().map(|r| dec.take2(r)).collect::<Result<_>>()?;
             PassState::Sketch(SketchState { accs, rows })
@@ -351,6 +366,20 @@ mod tests {
         let v = encode_moments(&m, "g".into(), &mut enc);
         let back = decode_moments(&v, &mut Decoder::new(enc.tensors)).unwrap();
         assert_eq!(back.augmented_gram(), m.augmented_gram());
+    }
+
+    #[test]
+    fn sketch_states_of_an_earlier_version_are_refused() {
+        let mut state = PassState::Sketch(SketchState { accs: vec![Array2::eye(3)], rows: 9 });
+        let mut enc = Encoder::default();
+        let v = encode_state(&mut state, &mut enc);
+        let tensors = enc.tensors.clone();
+        let back = decode_state(&v, &mut Decoder::new(tensors.clone())).unwrap();
+        assert!(matches!(back, PassState::Sketch(SketchState { rows: 9, .. })));
+        let mut earlier = v.clone();
+        earlier.as_object_mut().unwrap().remove("basis");
+        let err = decode_state(&earlier, &mut Decoder::new(tensors)).expect_err("refused").to_string();
+        assert!(err.contains("earlier kapprox version"), "{err}");
     }
 
     #[test]
