@@ -96,45 +96,6 @@ pub fn matmul(a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>, par: Par) -> Array
     c
 }
 
-/// `Pᵀ A P` for a symmetric `A (n, n)` given by its lower triangle
-/// (`a_lower`; the strict upper triangle is not read) and `P (n, m)`.
-///
-/// With `A = L + Lᵀ + D` (`L` strictly lower, `D` the diagonal) and
-/// `C = Pᵀ(L + D/2)P`, `PᵀAP = C + Cᵀ`: one triangular product of
-/// `n²·m` flops (half a GEMM) instead of `2·n²·m`, then `2·n·m²` for
-/// `Pᵀ(·)`. The result is exactly symmetric; bitwise the same for a given
-/// `par` (pass [`crate::dense_par`]).
-pub fn congruence_from_lower(a_lower: ArrayView2<'_, f64>, p: ArrayView2<'_, f64>, par: Par) -> Array2<f64> {
-    use faer::linalg::matmul::triangular::{BlockStructure, matmul as tri_matmul};
-    let (n, m) = p.dim();
-    assert_eq!(a_lower.dim(), (n, n), "congruence_from_lower: A is {:?}, P has {n} rows", a_lower.dim());
-    // T = (D/2)P, then T += L·P reading the strict lower triangle only.
-    let mut t = Array2::zeros((n, m).f());
-    for i in 0..n {
-        let half = 0.5 * a_lower[[i, i]];
-        t.row_mut(i).zip_mut_with(&p.row(i), |o, &v| *o = half * v);
-    }
-    tri_matmul(
-        as_faer_mut(t.view_mut()),
-        BlockStructure::Rectangular,
-        Accum::Add,
-        as_faer(a_lower),
-        BlockStructure::StrictTriangularLower,
-        as_faer(p),
-        BlockStructure::Rectangular,
-        1.0,
-        par,
-    );
-    let c = matmul(p.t(), t.view(), par);
-    let mut out = Array2::zeros((m, m).f());
-    for j in 0..m {
-        for i in 0..m {
-            out[[i, j]] = c[[i, j]] + c[[j, i]];
-        }
-    }
-    out
-}
-
 /// The Cholesky factorisation failed: the matrix is not (numerically)
 /// positive definite.
 #[derive(Debug, Clone, PartialEq)]
@@ -230,26 +191,6 @@ mod tests {
         symmetrize_from_lower(c.view_mut());
         let naive = a.t().dot(&a);
         assert_eq!(c, naive);
-    }
-
-    #[test]
-    fn congruence_from_lower_equals_the_naive_product_and_ignores_the_upper_triangle() {
-        let n = 70;
-        let b = Array2::from_shape_fn((n, n), |(i, j)| ((i * 13 + j * 7) % 17) as f64 - 8.0);
-        let a = b.t().dot(&b);
-        let p = Array2::from_shape_fn((n, 9), |(i, j)| ((i * 5 + j * 11) % 13) as f64 * 0.1 - 0.6);
-        let want = p.t().dot(&a).dot(&p);
-        // Garbage above the diagonal must not be read.
-        let mut lower = a.clone();
-        for j in 0..n {
-            for i in 0..j {
-                lower[[i, j]] = f64::NAN;
-            }
-        }
-        let got = congruence_from_lower(lower.view(), p.view(), crate::dense_par());
-        let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        assert!((&got - &want).iter().all(|v| v.abs() < 1e-13 * scale));
-        assert_eq!(got, got.t());
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! total Gram alone, and multi-pass TEFM (whose first pass accumulates
 //! `Fᵀ(FΩ)`) runs the same steps over the rows. Then each part's moments
 //! are projected, `GᵀG = Qᵀ(FᵀF)Q`, `Gᵀy = Qᵀ(Fᵀy)`, `Σg = QᵀΣf`
-//! (what `Moments::project` computes, here with one triangular product),
+//! (`Moments::project`, lower triangles only, in the Gram kernel),
 //! and selection runs on `l` features.
 //!
 //! # Cost
@@ -40,7 +40,7 @@ use anyhow::{Result, bail};
 use kapprox_core::{Moments, dense};
 use kapprox_features::FeatureMap;
 use kapprox_sketch::gram_range_finder;
-use ndarray::{Array2, ArrayView2, ShapeBuilder, s};
+use ndarray::{Array2, ShapeBuilder, s};
 
 /// The statistics of the TEFM features and the fitted map, from the split
 /// parts' moments of the base features (`base`, the map the pass
@@ -73,43 +73,6 @@ pub fn project_one_pass(
     dense::symmetrize_from_lower(gram.view_mut());
     let q = gram_range_finder(gram.view(), sketch_kind(*sketch), *n_components, seed, *power)?;
     drop(gram);
-    let projected = parts.iter().map(|p| project(p, q.view())).collect();
+    let projected = parts.iter().map(|p| p.project(q.view())).collect();
     Ok((projected, method.tefm_map(base, seed, q)?))
-}
-
-/// `Moments::project(q)` at about 60 % of its flops: the augmented Gram is
-/// symmetric, so `PᵀGP` needs one triangular product
-/// ([`dense::congruence_from_lower`]) for `P = diag(Q, I)`.
-fn project(m: &Moments, q: ArrayView2<'_, f64>) -> Moments {
-    let (d, k) = (m.n_features(), m.n_targets());
-    let l = q.ncols();
-    let mut p = Array2::zeros((d + 1 + k, l + 1 + k).f());
-    p.slice_mut(s![..d, ..l]).assign(&q);
-    for i in 0..1 + k {
-        p[[d + i, l + i]] = 1.0;
-    }
-    let g = dense::congruence_from_lower(m.augmented_gram(), p.view(), kapprox_core::dense_par());
-    Moments::from_augmented_gram(l, k, g.view())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn projection_equals_moments_project() {
-        let (n, d, l) = (700, 30, 7);
-        let z = Array2::from_shape_fn((n, d), |(i, j)| (((i * 31 + j * 17) % 23) as f64 * 0.1 - 1.1).sin());
-        let y = Array2::from_shape_fn((n, 2), |(i, j)| ((i * 7 + j) % 5) as f64 - 2.0);
-        let mut m = Moments::new(d, 2);
-        m.update(z.view(), y.view());
-        m.flush();
-        let q = dense::qr_thin_q(Array2::from_shape_fn((d, l), |(i, j)| ((i * 3 + j * 5) % 7) as f64 - 3.0).view());
-        let (got, want) = (project(&m, q.view()), m.project(q.view()));
-        let (got, want) = (got.augmented_gram(), want.augmented_gram());
-        let scale = want.iter().fold(0.0f64, |a, v| a.max(v.abs()));
-        let err = got.iter().zip(want.iter()).fold(0.0f64, |a, (x, y)| a.max((x - y).abs()));
-        assert!(err < 1e-13 * scale, "{err} vs {scale}");
-        assert_eq!(got.dim(), (l + 3, l + 3));
-    }
 }
