@@ -176,20 +176,7 @@ impl Pass<'_> {
     /// row order. One feature buffer is reused for all maps of the same
     /// output shape, so memory does not grow with the number of maps.
     pub fn run(self, sink: &mut dyn FnMut(&Chunk, usize, &Features) -> Result<()>) -> Result<PassReport> {
-        let maps = self.maps.clone();
-        let mut buf: Option<Features> = None;
-        self.run_chunks(&mut |chunk| {
-            for (m, map) in maps.iter().enumerate() {
-                let fits = buf.as_ref().is_some_and(|b| b.matches(*map));
-                if !fits {
-                    buf = Some(Features::empty_for(*map));
-                }
-                let z = buf.as_mut().expect("allocated above");
-                transform_parallel(*map, chunk.x.view(), z);
-                sink(chunk, m, z)?;
-            }
-            Ok(())
-        })
+        self.run_in_tiles(usize::MAX, &mut |chunk, _, m, z| sink(chunk, m, z))
     }
 
     /// [`Pass::run`] in tiles: `sink(chunk, rows, m, z)` sees the features
@@ -199,13 +186,19 @@ impl Pass<'_> {
     /// that adds rows in order gets the result [`Pass::run`] gives, while the
     /// feature buffer holds a tile instead of a chunk.
     pub fn run_tiled(self, sink: &mut TileSink<'_>) -> Result<PassReport> {
+        let tile = tile_rows(self.maps.iter().map(|m| m.n_output()).max().unwrap_or(1));
+        self.run_in_tiles(tile, sink)
+    }
+
+    /// Both of the above: tiles of at most `tile` rows (a whole chunk for
+    /// `usize::MAX`).
+    fn run_in_tiles(self, tile: usize, sink: &mut TileSink<'_>) -> Result<PassReport> {
         let maps = self.maps.clone();
-        let tile = tile_rows(maps.iter().map(|m| m.n_output()).max().unwrap_or(1));
         let mut buf: Option<Features> = None;
         self.run_chunks(&mut |chunk| {
             let n = chunk.x.nrows();
             for start in (0..n).step_by(tile) {
-                let rows = start..(start + tile).min(n);
+                let rows = start..start.saturating_add(tile).min(n);
                 let x = chunk.x.slice(s![rows.clone(), ..]);
                 for (m, map) in maps.iter().enumerate() {
                     let fits = buf.as_ref().is_some_and(|b| b.matches(*map));
