@@ -36,7 +36,7 @@ use crate::dense::symmetrize_from_lower;
 use crate::gram::{Element, PackedRows, PackedSymmetric, gemm_tn_lower_add, syrk_lower_add};
 use crate::sparse::SparseRowsView;
 use faer::Par;
-use ndarray::{Array1, Array2, ArrayView2, ShapeBuilder, s};
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2, ShapeBuilder, s};
 
 /// Rows per accumulation block. Fixed, because the summation order (and so
 /// the bitwise result) depends on it. A block's products are summed in
@@ -397,10 +397,20 @@ impl Moments {
     /// bitwise the same for every thread count.
     #[track_caller]
     pub fn project(&self, p: ArrayView2<'_, f64>) -> Moments {
+        self.project_affine(p, Array1::zeros(p.ncols()).view())
+    }
+
+    /// The statistics of `z ↦ Pᵀz + d` for `p (l, l')` and `d (l')`: as
+    /// [`Moments::project`], with `d` in the intercept row of `T`
+    /// (Nyström fits accumulate shifted kernel columns `k − c` and add
+    /// `d = Nᵀc` back here).
+    #[track_caller]
+    pub fn project_affine(&self, p: ArrayView2<'_, f64>, d: ArrayView1<'_, f64>) -> Moments {
         self.assert_flushed();
         let (l, k) = (self.n_features, self.n_targets);
         assert_eq!(p.nrows(), l, "project: P has {} rows, expected {l}", p.nrows());
         let lp = p.ncols();
+        assert_eq!(d.len(), lp, "project: d has {} entries, expected {lp}", d.len());
         let w = l + 1 + k;
         let wp = lp + 1 + k;
         // Rows of T, packed: row i of T is row i of P, then the identity of
@@ -412,6 +422,9 @@ impl Moments {
         }
         for i in 0..1 + k {
             let r = t.push_row();
+            if i == 0 {
+                t.set(r, 0, d);
+            }
             t.set_value(r, lp + i, 1.0);
         }
         let g = PackedSymmetric::from_lower_with(t.simd(), self.gram.view());
@@ -683,5 +696,30 @@ mod tests {
         assert!(err < 1e-12 * scale, "projection error {err} of {scale}");
         let one = Moments { par: Par::Seq, ..m.clone() }.project(p.view());
         assert!(one.augmented_gram().iter().zip(proj.augmented_gram()).all(|(a, b)| a.to_bits() == b.to_bits()));
+    }
+
+    #[test]
+    fn project_affine_adds_the_offset_to_every_row() {
+        let (z, y) = data(600, 131, 2);
+        let mut m = Moments::new(131, 2);
+        m.update(z.view(), y.view());
+        m.flush();
+        let p = Array2::from_shape_fn((131, 150), |(i, j)| ((i * 13 + j * 7) % 17) as f64 / 17.0 - 0.5);
+        let d = Array1::from_shape_fn(150, |j| (j % 5) as f64 - 2.0);
+        let zp = z.dot(&p) + &d;
+        let mut mp = Moments::new(150, 2);
+        mp.update(zp.view(), y.view());
+        mp.flush();
+        let proj = m.project_affine(p.view(), d.view());
+        let want = mp.augmented_gram();
+        let scale = want.iter().fold(0.0f64, |s, v| s.max(v.abs()));
+        let err = (&proj.augmented_gram() - &want).iter().fold(0.0f64, |s, v| s.max(v.abs()));
+        assert!(err < 1e-12 * scale, "projection error {err} of {scale}");
+        // The offset is what moves the statistics: without it, z̄ is wrong.
+        let plain = m.project(p.view());
+        let off = (&plain.z_sum() - &mp.z_sum()).iter().fold(0.0f64, |s, v| s.max(v.abs()));
+        assert!(off > 100.0, "{off}");
+        let centred = (&proj.centered().a - &mp.centered().a).iter().fold(0.0f64, |s, v| s.max(v.abs()));
+        assert!(centred < 1e-9 * scale, "{centred}");
     }
 }

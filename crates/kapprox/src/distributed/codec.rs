@@ -220,6 +220,7 @@ pub fn encode_state(state: &mut PassState, enc: &mut Encoder) -> Value {
                 .collect();
             json!({
                 "pass": "fit",
+                "kernel_columns": FIT_KERNEL_COLUMNS,
                 "rows": s.rows,
                 "skipped": s.skipped,
                 "imputed": s.imputed,
@@ -234,6 +235,13 @@ pub fn encode_state(state: &mut PassState, enc: &mut Encoder) -> Value {
 /// Gram's range finder. Parts without it hold an earlier version's row
 /// sketch and are refused.
 const SKETCH_BASIS: &str = "gram-product";
+
+/// What a fit pass's projected Nyström candidates accumulate: their kernel
+/// columns minus the landmarks' mean column (`fit::nystrom_gram`). An
+/// earlier version accumulated the raw columns, and for other bandwidths
+/// the features themselves, in statistics of the same shapes, so fit parts
+/// without it are refused.
+const FIT_KERNEL_COLUMNS: &str = "shifted";
 
 /// Decodes a pass state written by [`encode_state`].
 pub fn decode_state(v: &Value, dec: &mut Decoder) -> Result<PassState> {
@@ -265,6 +273,12 @@ pub fn decode_state(v: &Value, dec: &mut Decoder) -> Result<PassState> {
             PassState::Sketch(SketchState { accs, rows })
         }
         Some("fit") => {
+            if v.get("kernel_columns").and_then(Value::as_str) != Some(FIT_KERNEL_COLUMNS) {
+                bail!(
+                    "a fit part written by an earlier kapprox version, whose Nyström statistics hold other \
+                     numbers in the same shapes (unshifted kernel columns); rerun that part with this version"
+                );
+            }
             let cands = field(v, "candidates")?.as_array().context("field \"candidates\" is not a list")?;
             let mut parts = Vec::new();
             for c in cands {
@@ -378,6 +392,28 @@ mod tests {
         assert!(matches!(back, PassState::Sketch(SketchState { rows: 9, .. })));
         let mut earlier = v.clone();
         earlier.as_object_mut().unwrap().remove("basis");
+        let err = decode_state(&earlier, &mut Decoder::new(tensors)).expect_err("refused").to_string();
+        assert!(err.contains("earlier kapprox version"), "{err}");
+    }
+
+    #[test]
+    fn fit_states_of_an_earlier_version_are_refused() {
+        let mut m = Moments::new(2, 1);
+        m.update(Array2::eye(2).view(), Array2::ones((2, 1)).view());
+        m.flush();
+        let mut state = PassState::Fit(FitState {
+            parts: vec![vec![Acc::Regression(m)]],
+            rows: 2,
+            skipped: 0,
+            imputed: 0,
+            other: Vec::new(),
+        });
+        let mut enc = Encoder::default();
+        let v = encode_state(&mut state, &mut enc);
+        let tensors = enc.tensors.clone();
+        assert!(matches!(decode_state(&v, &mut Decoder::new(tensors.clone())).unwrap(), PassState::Fit(_)));
+        let mut earlier = v.clone();
+        earlier.as_object_mut().unwrap().remove("kernel_columns");
         let err = decode_state(&earlier, &mut Decoder::new(tensors)).expect_err("refused").to_string();
         assert!(err.contains("earlier kapprox version"), "{err}");
     }

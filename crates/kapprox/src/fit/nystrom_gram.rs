@@ -12,44 +12,129 @@
 //! and every later use of it are unchanged; only the order of the
 //! arithmetic differs.
 //!
+//! # Shifted columns
+//!
+//! The pass accumulates `k' = k − c` for a fixed vector `c`, the mean
+//! kernel column of the landmarks, and the projection adds `d = Nᵀc` back
+//! through the intercept row of `Moments::project_affine`: `z = Nᵀk' + d`
+//! exactly, in exact arithmetic, for any `c`. The shift is there for the
+//! rounding. A wide kernel puts every kernel value near the same `c_j`
+//! (`≈ 0.94` for the widest default bandwidth on the 100-column data of
+//! `benches/sklearn_grid.py`); the Gram of the raw columns then holds
+//! entries of about `n` whose rounding the projection multiplies by
+//! `1/λ_r`, while the Gram of the shifted columns holds entries of about
+//! `n·s²`, `s²` the spread of the kernel values around `c` (`≈ 2·10⁻⁵`
+//! there). `d` itself is small: `c = K_mm 1/m` makes
+//! `d = Λ_r^{1/2} U_rᵀ 1/m`, of norm at most 1.
+//!
 //! # When the projection is accurate enough
 //!
-//! The Gram of the kernel columns (entries in `[0, 1]`) is accumulated with
-//! rounding errors of about `u·n` per entry (`u = 2⁻⁵³`), of varying sign,
-//! so of about `u·n·√m` in norm, and projecting multiplies that by
-//! `‖N‖² = 1/λ_r`. A ridge solution at penalty `α` moves by at most that
-//! error over `α`, relative to itself. (Mapping rows through `N` first errs
-//! by about `u·n·√m` whatever `λ_r`.) So the projection is used only when
-//! `u·√m/λ_r ≤` [`MAX_RELATIVE_GRAM_ERROR`] — a thousandth of the default
-//! grid's smallest `α/n = 10⁻⁹` — with the default α grid and `f64`
-//! statistics; a grid of one's own, `--extend-grid` (which may go below
-//! that α) or `--precision f32` (`u = 2⁻²⁴`) map
-//! every row through `N` as before. Kernel matrices of high-dimensional
-//! data have eigenvalues bounded away from zero (the diagonal stands out
-//! of the off-diagonal kernel values; `λ_r ≈ 0.03` for 1024 landmarks of
-//! the 100-column data of `benches/sklearn_grid.py`) and take the
-//! projection; smooth kernels on low-dimensional data, whose spectrum
-//! decays towards the `rel_tol` cut-off, keep the row-wise map.
+//! The Gram of the shifted columns is accumulated with rounding errors of
+//! about `u·n·s²` per entry (`u = 2⁻⁵³`), of varying sign, so of about
+//! `u·n·s²·√m` in norm, and projecting multiplies that by
+//! `‖N‖² = 1/λ_r`; the column sums `Σk'` err by `u·n·s` per entry and are
+//! projected by one `N` (`1/√λ_r`). A ridge solution at penalty `α` moves
+//! by at most that error over `α`, relative to itself. (Mapping rows
+//! through `N` first errs by about `u·n·√m/√λ_r` through the rounding of
+//! the kernel values themselves, whatever the path.) So the projection is
+//! used only when `u·√m·max(s²/λ_r, s/√λ_r) ≤`
+//! [`MAX_RELATIVE_GRAM_ERROR`] — a thousandth of the default grid's
+//! smallest `α/n = 10⁻⁹` — with the default α grid and `f64` statistics;
+//! a grid of one's own, `--extend-grid` (which may go below that α) or
+//! `--precision f32` (`u = 2⁻²⁴`) map every row through `N` as before.
+//! `s²` is measured on the landmarks, a uniform sample of the training
+//! rows: the largest over `j` of the mean of `(K_mm[i, j] − c_j)²` over
+//! `i`. On that data (1024 landmarks) the criterion is `3·10⁻¹⁶` to
+//! `1.4·10⁻¹⁵` for the four default bandwidths, where the unshifted
+//! columns' `u·√m/λ_r` was `1.1·10⁻¹⁴` to `2.7·10⁻¹¹` and the two widest
+//! mapped every row through `N`; smooth kernels on low-dimensional data, whose
+//! spectrum decays towards the `rel_tol` cut-off, may still keep the
+//! row-wise map.
 
 use super::{FitConfig, Precision};
 use crate::method::MethodSpec;
 use anyhow::{Result, bail};
 use kapprox_features::{FeatureMap, KernelColumns, MapSpec};
-use ndarray::Array2;
+use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, Axis};
 
-/// The largest `u·√m/λ_r` for which the pass accumulates kernel columns:
-/// the Gram's error estimate over `n`, at most `10⁻³` of the default
-/// grid's smallest `α/n = 10⁻⁹`.
+/// The largest `u·√m·max(s²/λ_r, s/√λ_r)` for which the pass accumulates
+/// kernel columns: the Gram's error estimate over `n`, at most `10⁻³` of
+/// the default grid's smallest `α/n = 10⁻⁹`.
 pub const MAX_RELATIVE_GRAM_ERROR: f64 = 1e-12;
 
 /// A Nyström map split into what the pass applies (the kernel columns at
 /// the landmarks) and what selection applies to the statistics (`N`).
 pub struct KernelGram {
-    /// `x ↦ k(x, L)`, the pass's map.
-    pub columns: KernelColumns,
-    /// `N (m, r)`: the statistics of the kernel columns, projected by `N`,
-    /// are those of the Nyström features.
+    /// `x ↦ k(x, L) − c`, the pass's map.
+    pub columns: ShiftedColumns,
+    /// `N (m, r)`: the statistics of the shifted kernel columns, projected
+    /// by `N` and offset by [`KernelGram::offset`], are those of the
+    /// Nyström features.
     pub normalization: Array2<f64>,
+    /// `d = Nᵀc (r)`.
+    pub offset: Array1<f64>,
+}
+
+/// Kernel columns minus a fixed vector: `x ↦ k(x, L) − c`.
+///
+/// Lives only inside a fit (the pass's map of a projected Nyström
+/// candidate); it is never written to a model, so its spec is a
+/// [`MapSpec::Custom`] that no registry rebuilds.
+#[derive(Debug)]
+pub struct ShiftedColumns {
+    columns: KernelColumns,
+    shift: Array1<f64>,
+}
+
+impl FeatureMap for ShiftedColumns {
+    fn n_input(&self) -> usize {
+        self.columns.n_input()
+    }
+
+    fn n_output(&self) -> usize {
+        self.columns.n_output()
+    }
+
+    fn transform_into(&self, x: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>) {
+        self.columns.transform_into(x, out.view_mut());
+        for mut row in out.rows_mut() {
+            row -= &self.shift;
+        }
+    }
+
+    fn spec(&self) -> MapSpec {
+        MapSpec::Custom {
+            name: "shifted-kernel-columns".into(),
+            n_input: self.n_input(),
+            n_output: self.n_output(),
+            params: serde_json::Value::Null,
+        }
+    }
+
+    fn parameter_bytes(&self) -> usize {
+        self.columns.parameter_bytes() + self.shift.len() * 8
+    }
+}
+
+/// The mean kernel column of the landmarks `c = K_r 1/m` and the largest
+/// spread `s² = max_j mean_i (K_r[i, j] − c_j)²`, from `N` alone.
+///
+/// `K_r = Σ λ_i u_i u_iᵀ` is `K_mm` without the eigenvalues below the
+/// `rel_tol` cut. Column `i` of `N` is `u_i/√λ_i`, so `λ_i = 1/‖N_i‖²`,
+/// `c = Σ_i N_i (N_iᵀ1) λ_i²/m` and `mean_i K_r[i, j]² = (K_r²)_jj/m =
+/// Σ_i N_ji² λ_i³/m`: `O(m·r)` work instead of `m²·d` for the kernel block.
+fn column_spread(n: ArrayView2<'_, f64>) -> (Array1<f64>, f64) {
+    let m = n.nrows() as f64;
+    let lambda: Array1<f64> = n.axis_iter(Axis(1)).map(|c| 1.0 / c.dot(&c)).collect();
+    let q: Array1<f64> = n.axis_iter(Axis(1)).zip(&lambda).map(|(c, &l)| c.sum() * l * l / m).collect();
+    let c = n.dot(&q);
+    let cubes = lambda.mapv(|l| l * l * l / m);
+    let s2 = n
+        .axis_iter(Axis(0))
+        .zip(&c)
+        .map(|(row, &cj)| row.iter().zip(&cubes).map(|(v, l3)| v * v * l3).sum::<f64>() - cj * cj)
+        .fold(0.0, f64::max);
+    (c, s2)
 }
 
 /// The split of `map` when `cfg` fits Nyström features and the projection
@@ -75,10 +160,13 @@ pub fn kernel_gram(cfg: &FitConfig, map: &dyn FeatureMap) -> Result<Option<Kerne
     };
     // Column i of N is u_i/√λ_i with a unit u_i: 1/λ_r = max ‖N_i‖².
     let inv_lambda_min = normalization.columns().into_iter().map(|c| c.dot(&c)).fold(0.0, f64::max);
+    let (shift, s2) = column_spread(normalization.view());
     let m = normalization.nrows() as f64;
-    if f64::EPSILON / 2.0 * m.sqrt() * inv_lambda_min > MAX_RELATIVE_GRAM_ERROR {
+    let amplification = (s2 * inv_lambda_min).max((s2 * inv_lambda_min).sqrt());
+    if f64::EPSILON / 2.0 * m.sqrt() * amplification > MAX_RELATIVE_GRAM_ERROR {
         return Ok(None);
     }
-    let columns = KernelColumns::new(params.kernel, landmarks)?;
-    Ok(Some(KernelGram { columns, normalization }))
+    let offset = normalization.t().dot(&shift);
+    let columns = ShiftedColumns { columns: KernelColumns::new(params.kernel, landmarks)?, shift };
+    Ok(Some(KernelGram { columns, normalization, offset }))
 }

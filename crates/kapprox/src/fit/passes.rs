@@ -17,11 +17,11 @@
 use super::FitConfig;
 use super::acc::Acc;
 use super::config::Precision;
-use super::nystrom_gram::kernel_gram;
+use super::nystrom_gram::{ShiftedColumns, kernel_gram};
 use crate::observer::Observer;
 use crate::pipeline::{Features, Pass, PassReport};
 use anyhow::Result;
-use kapprox_features::{FeatureMap, KernelColumns};
+use kapprox_features::FeatureMap;
 use kapprox_io::{CategoryCounts, ColumnStats, Dataset, ReadOptions, Scaler};
 use kapprox_sketch::{ProductAccumulator, Reservoir, SketchKind, test_matrix};
 use ndarray::{Array2, s};
@@ -335,7 +335,7 @@ pub fn fit_pass(
     let n_parts = split.n_parts();
     // Nyström candidates whose statistics can be projected accumulate their
     // kernel columns instead (see `nystrom_gram`).
-    let kernel_columns: Vec<Option<KernelColumns>> =
+    let kernel_columns: Vec<Option<ShiftedColumns>> =
         maps.iter().map(|m| Ok(kernel_gram(cfg, m.as_ref())?.map(|g| g.columns))).collect::<Result<_>>()?;
     let map_refs: Vec<&dyn FeatureMap> = maps
         .iter()

@@ -67,8 +67,9 @@ fn finish_candidate(
 ) -> Result<Finished> {
     let mut parts: Vec<Moments> = accs.into_iter().map(|a| a.into_moments(classes)).collect();
     if let Some(g) = kernel_gram(cfg, map.as_ref())? {
-        // The pass accumulated the kernel columns: project them by N.
-        parts = parts.iter().map(|p| p.project(g.normalization.view())).collect();
+        // The pass accumulated the shifted kernel columns: project them by
+        // N and add back Nᵀc.
+        parts = parts.iter().map(|p| p.project_affine(g.normalization.view(), g.offset.view())).collect();
         return Ok(Finished { parts, map });
     }
     if let MethodSpec::Tefm { strategy: Strategy::OnePass, .. } = method {

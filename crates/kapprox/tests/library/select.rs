@@ -132,19 +132,44 @@ fn nystrom_selection_from_projected_kernel_columns_matches_explicit_solves() {
     let data = dir.path().join("data");
     let g = GenerateConfig { rows: 1200, features: 6, classes: 0, rows_per_shard: 400, seed: 3, overwrite: false };
     generate(&g, &data, &Silent).unwrap();
+    projected_nystrom_matches_explicit_solves(&data, 1.5, false);
+}
+
+/// A wide kernel: every kernel value is near the landmarks' mean column
+/// and `K_mm`'s spectrum decays, so the Gram of the raw kernel columns
+/// would have been too inaccurate to project (`u·√m/λ_r > 10⁻¹²`); the
+/// shifted columns are projected and must still give the explicit solves.
+#[test]
+fn nystrom_with_a_wide_kernel_projects_shifted_columns_accurately() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let g = GenerateConfig { rows: 1200, features: 6, classes: 0, rows_per_shard: 400, seed: 3, overwrite: false };
+    generate(&g, &data, &Silent).unwrap();
+    projected_nystrom_matches_explicit_solves(&data, WIDE_SIGMA, true);
+}
+
+const WIDE_SIGMA: f64 = 4.0;
+
+fn projected_nystrom_matches_explicit_solves(data: &std::path::Path, sigma: f64, wide: bool) {
     let method =
         MethodParams { map: "nystrom".into(), n_components: 80, ..MethodParams::default() }.check(1, None).unwrap();
     let split = Split::Holdout(0.25);
-    let cfg = FitConfig { sigmas: vec![SigmaSpec::Value(1.5)], split, seed: 4, ..FitConfig::new(&data, method) };
+    let cfg = FitConfig { sigmas: vec![SigmaSpec::Value(sigma)], split, seed: 4, ..FitConfig::new(data, method) };
     let (model, report) = fit(&cfg, &Silent).unwrap();
     assert!(
         kapprox::fit::nystrom_gram::kernel_gram(&cfg, model.map.as_ref()).unwrap().is_some(),
         "this fit must take the projected path"
     );
+    // The bound on the raw columns' Gram (before the shift): 1/λ_r = max ‖N_i‖².
+    let n = model.map.tensors().remove("normalization").unwrap();
+    let inv_lambda_r = n.columns().into_iter().map(|c| c.dot(&c)).fold(0.0, f64::max);
+    let raw_bound = f64::EPSILON / 2.0 * (n.nrows() as f64).sqrt() * inv_lambda_r;
+    eprintln!("sigma {sigma}: raw-column bound {raw_bound:e}, r = {}", n.ncols());
+    assert_eq!(raw_bound > kapprox::fit::nystrom_gram::MAX_RELATIVE_GRAM_ERROR, wide, "σ = {sigma}: {raw_bound:e}");
     let own_grid = FitConfig { alphas: Some(vec![1.0]), ..cfg.clone() };
     assert!(kapprox::fit::nystrom_gram::kernel_gram(&own_grid, model.map.as_ref()).unwrap().is_none());
-    let mut x = read_columns(&data, &model.doc.feature_columns).unwrap();
-    let y = read_columns(&data, &["label".to_string()]).unwrap();
+    let mut x = read_columns(data, &model.doc.feature_columns).unwrap();
+    let y = read_columns(data, &["label".to_string()]).unwrap();
     model.doc.scaler.apply_in_place(x.view_mut());
     let z = model.map.transform(x.view());
     let part: Vec<usize> = (0..z.nrows()).map(|i| split.part_of(cfg.seed, i as u64)).collect();
