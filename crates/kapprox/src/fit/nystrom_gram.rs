@@ -55,7 +55,7 @@ use super::{FitConfig, Precision};
 use crate::method::MethodSpec;
 use anyhow::{Result, bail};
 use kapprox_features::{FeatureMap, KernelColumns, MapSpec};
-use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, Axis};
+use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2};
 
 /// The largest `u·√m·max(s²/λ_r, s/√λ_r)` for which the pass accumulates
 /// kernel columns: the Gram's error estimate over `n`, at most `10⁻³` of
@@ -116,25 +116,35 @@ impl FeatureMap for ShiftedColumns {
     }
 }
 
-/// The mean kernel column of the landmarks `c = K_r 1/m` and the largest
-/// spread `s² = max_j mean_i (K_r[i, j] − c_j)²`, from `N` alone.
+/// The mean kernel column of the landmarks `c = K_r 1/m`, the largest
+/// spread `s² = max_j mean_i (K_r[i, j] − c_j)²` and `1/λ_r`, from `N`
+/// alone.
 ///
 /// `K_r = Σ λ_i u_i u_iᵀ` is `K_mm` without the eigenvalues below the
 /// `rel_tol` cut. Column `i` of `N` is `u_i/√λ_i`, so `λ_i = 1/‖N_i‖²`,
 /// `c = Σ_i N_i (N_iᵀ1) λ_i²/m` and `mean_i K_r[i, j]² = (K_r²)_jj/m =
 /// Σ_i N_ji² λ_i³/m`: `O(m·r)` work instead of `m²·d` for the kernel block.
-fn column_spread(n: ArrayView2<'_, f64>) -> (Array1<f64>, f64) {
-    let m = n.nrows() as f64;
-    let lambda: Array1<f64> = n.axis_iter(Axis(1)).map(|c| 1.0 / c.dot(&c)).collect();
-    let q: Array1<f64> = n.axis_iter(Axis(1)).zip(&lambda).map(|(c, &l)| c.sum() * l * l / m).collect();
+fn column_spread(n: ArrayView2<'_, f64>) -> (Array1<f64>, f64, f64) {
+    let (m, r) = n.dim();
+    // Column norms and sums row by row: N is row-major.
+    let (mut norm2, mut sums) = (vec![0.0; r], vec![0.0; r]);
+    for row in n.rows() {
+        for ((s2, s1), &v) in norm2.iter_mut().zip(&mut sums).zip(row) {
+            *s2 += v * v;
+            *s1 += v;
+        }
+    }
+    let lambda: Vec<f64> = norm2.iter().map(|v| 1.0 / v).collect();
+    let q: Array1<f64> = lambda.iter().zip(&sums).map(|(l, s)| s * l * l / m as f64).collect();
     let c = n.dot(&q);
-    let cubes = lambda.mapv(|l| l * l * l / m);
+    let cubes: Vec<f64> = lambda.iter().map(|l| l * l * l / m as f64).collect();
     let s2 = n
-        .axis_iter(Axis(0))
+        .rows()
+        .into_iter()
         .zip(&c)
         .map(|(row, &cj)| row.iter().zip(&cubes).map(|(v, l3)| v * v * l3).sum::<f64>() - cj * cj)
         .fold(0.0, f64::max);
-    (c, s2)
+    (c, s2, norm2.iter().copied().fold(0.0, f64::max))
 }
 
 /// The split of `map` when `cfg` fits Nyström features and the projection
@@ -159,8 +169,7 @@ pub fn kernel_gram(cfg: &FitConfig, map: &dyn FeatureMap) -> Result<Option<Kerne
         bail!("a Nyström map without its landmarks and normalization");
     };
     // Column i of N is u_i/√λ_i with a unit u_i: 1/λ_r = max ‖N_i‖².
-    let inv_lambda_min = normalization.columns().into_iter().map(|c| c.dot(&c)).fold(0.0, f64::max);
-    let (shift, s2) = column_spread(normalization.view());
+    let (shift, s2, inv_lambda_min) = column_spread(normalization.view());
     let m = normalization.nrows() as f64;
     let amplification = (s2 * inv_lambda_min).max((s2 * inv_lambda_min).sqrt());
     if f64::EPSILON / 2.0 * m.sqrt() * amplification > MAX_RELATIVE_GRAM_ERROR {
