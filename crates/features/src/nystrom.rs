@@ -12,6 +12,14 @@
 //! every data point a landmark it reproduces `K` exactly (up to the
 //! eigenvalues dropped), duplicated landmarks included.
 //!
+//! Any `N` with `NNᵀ = K_mm⁻¹` gives the same `z(x)ᵀz(y)`, and features
+//! that differ by a rotation give the same ridge predictions. So when a
+//! shifted Cholesky factorisation proves that no eigenvalue falls below the
+//! cut (the usual case on data of more than a few dimensions), `N = L⁻ᵀ`
+//! from `K_mm = LLᵀ` (`r = m`, upper triangular) replaces the
+//! eigendecomposition, at a ninth of its flops; see
+//! `cholesky_normalization`.
+//!
 //! The fitted map stores its landmarks and `N` as [`Tensors`]
 //! (`"landmarks"` and `"normalization"`); [`NystromParams`] holds the rest.
 
@@ -21,6 +29,8 @@ use crate::kernel_block::{Points, kernel_block_into};
 use crate::map::FeatureMap;
 pub use crate::spec::NystromParams;
 use crate::spec::{MapSpec, Tensors};
+use faer::linalg::triangular_inverse::invert_lower_triangular;
+use faer::{Mat, Side};
 use kapprox_core::{Par, dense};
 use ndarray::{Array2, ArrayView2, ArrayViewMut2, s};
 
@@ -104,22 +114,10 @@ impl Nystrom {
         let landmarks = Points::new(landmarks);
         let mut kmm = Array2::zeros((m, m));
         kernel_block_into(&kernel, landmarks.view(), &landmarks, kmm.view_mut());
-        let (lambda, u) = dense::eigh(kmm.view());
-        let lambda_max = lambda[m - 1];
-        if !(lambda_max.is_finite() && lambda_max > 0.0) {
-            return Err(FeatureError::InvalidParameter {
-                name: "landmarks",
-                value: format!("largest kernel eigenvalue {lambda_max}"),
-                expected: "finite landmarks (a kernel matrix with a positive eigenvalue)",
-            });
-        }
-        // eigh sorts ascending; emit columns by decreasing eigenvalue.
-        let kept: Vec<usize> = (0..m).rev().filter(|&i| lambda[i] > rel_tol * lambda_max).collect();
-        let mut normalization = Array2::zeros((m, kept.len()));
-        for (c, &i) in kept.iter().enumerate() {
-            let inv_sqrt = 1.0 / lambda[i].sqrt();
-            normalization.column_mut(c).zip_mut_with(&u.column(i), |n, &v| *n = v * inv_sqrt);
-        }
+        let normalization = match cholesky_normalization(kmm.view(), rel_tol) {
+            Some(n) => n,
+            None => eigen_normalization(kmm.view(), rel_tol)?,
+        };
         Ok(Nystrom { kernel, rel_tol, landmarks, normalization })
     }
 
@@ -173,7 +171,8 @@ impl Nystrom {
         self.landmarks.view()
     }
 
-    /// `N = U_r Λ_r^{-1/2}`, `(m, r)`.
+    /// `N (m, r)` with `NNᵀ = K_mm⁺` (restricted to the kept eigenvalues):
+    /// `L⁻ᵀ` or `U_r Λ_r^{-1/2}` (see the module docs).
     pub fn normalization(&self) -> ArrayView2<'_, f64> {
         self.normalization.view()
     }
@@ -181,6 +180,62 @@ impl Nystrom {
     fn registered_spec(&self) -> MapSpec {
         MapSpec::Nystrom(self.params())
     }
+}
+
+/// `N = L⁻ᵀ (m, m)` from `K_mm = LLᵀ`, when every eigenvalue of `K_mm` is
+/// provably above the `rel_tol` cut, so that the eigendecomposition would
+/// keep all `m`; `None` otherwise.
+///
+/// The proof is a second Cholesky factorisation, of `K_mm − τI`. One
+/// computed in floating point is exact for a matrix within
+/// `m(m+1)u·‖K_mm‖₂` of it (Higham, *Accuracy and Stability*, Thm 10.5),
+/// so its success shows `λ_min > τ − m(m+1)u·λ_max`, and
+/// `τ = (rel_tol + m(m+1)u)·b` with `b ≥ λ_max` (the largest absolute row
+/// sum) makes that `> rel_tol·λ_max`. The two factorisations and the
+/// triangular inverse cost `m³` flops where the eigendecomposition costs
+/// about `9m³` (at `m = 4096`: under a second against about nine on two
+/// cores), and every later product is the same.
+fn cholesky_normalization(kmm: ArrayView2<'_, f64>, rel_tol: f64) -> Option<Array2<f64>> {
+    let m = kmm.nrows();
+    let par = kapprox_core::dense_par();
+    let bound = kmm.rows().into_iter().map(|r| r.iter().map(|v| v.abs()).sum::<f64>()).fold(0.0, f64::max);
+    let backward = m as f64 * (m as f64 + 1.0) * (f64::EPSILON / 2.0);
+    let tau = (rel_tol + backward) * bound;
+    if !(tau.is_finite() && tau > 0.0) {
+        return None;
+    }
+    let mut shifted = kmm.to_owned();
+    shifted.diag_mut().iter_mut().for_each(|v| *v -= tau);
+    dense::as_faer(shifted.view()).llt(Side::Lower).ok()?;
+    drop(shifted);
+    let llt = dense::as_faer(kmm).llt(Side::Lower).ok()?;
+    let mut inv = Mat::<f64>::zeros(m, m);
+    invert_lower_triangular(inv.as_mut(), llt.L(), par);
+    // Column j of N = L⁻ᵀ is row j of L⁻¹.
+    Some(Array2::from_shape_fn((m, m), |(i, j)| inv[(j, i)]))
+}
+
+/// `N = U_r Λ_r^{-1/2} (m, r)` from the eigendecomposition of `K_mm`, the
+/// `r` eigenvalues above `rel_tol·λ_max`, largest first.
+fn eigen_normalization(kmm: ArrayView2<'_, f64>, rel_tol: f64) -> Result<Array2<f64>> {
+    let m = kmm.nrows();
+    let (lambda, u) = dense::eigh(kmm);
+    let lambda_max = lambda[m - 1];
+    if !(lambda_max.is_finite() && lambda_max > 0.0) {
+        return Err(FeatureError::InvalidParameter {
+            name: "landmarks",
+            value: format!("largest kernel eigenvalue {lambda_max}"),
+            expected: "finite landmarks (a kernel matrix with a positive eigenvalue)",
+        });
+    }
+    // eigh sorts ascending; emit columns by decreasing eigenvalue.
+    let kept: Vec<usize> = (0..m).rev().filter(|&i| lambda[i] > rel_tol * lambda_max).collect();
+    let mut normalization = Array2::zeros((m, kept.len()));
+    for (c, &i) in kept.iter().enumerate() {
+        let inv_sqrt = 1.0 / lambda[i].sqrt();
+        normalization.column_mut(c).zip_mut_with(&u.column(i), |n, &v| *n = v * inv_sqrt);
+    }
+    Ok(normalization)
 }
 
 impl FeatureMap for Nystrom {
@@ -292,6 +347,34 @@ mod tests {
             eprintln!("nystrom 300 distinct of 500, {kernel:?}: r = {}, max |K − ZZᵀ| = {err:.2e}", map.n_output());
             assert!(err < 1e-8, "{kernel:?}: max error {err}");
         }
+    }
+
+    #[test]
+    fn the_cholesky_normalization_is_taken_exactly_when_no_eigenvalue_is_cut() {
+        let x = points(300, 6, 7);
+        let kernel = Kernel::Gaussian { sigma: 2.0 };
+        let k = kernel.matrix(x.view(), x.view());
+        let (lambda, _) = dense::eigh(k.view());
+        let ratio = lambda[0] / lambda[lambda.len() - 1];
+        assert!(ratio > 1e-8, "a well-conditioned case: {ratio}");
+        // Below the smallest eigenvalue: taken, and the same kernel as the
+        // eigendecomposition's N (NNᵀ = K⁻¹ either way).
+        let chol = cholesky_normalization(k.view(), ratio / 10.0).expect("every eigenvalue is above the cut");
+        let eig = eigen_normalization(k.view(), ratio / 10.0).unwrap();
+        assert_eq!((chol.ncols(), eig.ncols()), (300, 300));
+        let y = points(50, 6, 8);
+        let ky = kernel.matrix(y.view(), x.view());
+        let (zc, ze) = (ky.dot(&chol), ky.dot(&eig));
+        let (gc, ge) = (zc.dot(&zc.t()), ze.dot(&ze.t()));
+        let err = max_abs_diff(&gc, &ge);
+        assert!(err < 1e-9, "kernel of the two normalizations differs by {err}");
+        // Above it: refused, so the eigendecomposition drops what it must.
+        assert!(cholesky_normalization(k.view(), ratio * 10.0).is_none());
+        assert!(eigen_normalization(k.view(), ratio * 10.0).unwrap().ncols() < 300);
+        // A rank-deficient matrix is never factored.
+        let dup = ndarray::concatenate(ndarray::Axis(0), &[x.view(), x.slice(s![..10, ..])]).unwrap();
+        let kd = kernel.matrix(dup.view(), dup.view());
+        assert!(cholesky_normalization(kd.view(), DEFAULT_REL_TOL).is_none());
     }
 
     #[test]

@@ -15,7 +15,7 @@
 //! # Shifted columns
 //!
 //! The pass accumulates `k' = k − c` for a fixed vector `c`, the mean
-//! kernel column of the landmarks, and the projection adds `d = Nᵀc` back
+//! kernel column of the first `S ≤ 256` landmarks, and the projection adds `d = Nᵀc` back
 //! through the intercept row of `Moments::project_affine`: `z = Nᵀk' + d`
 //! exactly, in exact arithmetic, for any `c`. The shift is there for the
 //! rounding. A wide kernel puts every kernel value near the same `c_j`
@@ -24,8 +24,10 @@
 //! entries of about `n` whose rounding the projection multiplies by
 //! `1/λ_r`, while the Gram of the shifted columns holds entries of about
 //! `n·s²`, `s²` the spread of the kernel values around `c` (`≈ 2·10⁻⁵`
-//! there). `d` itself is small: `c = K_mm 1/m` makes
-//! `d = Λ_r^{1/2} U_rᵀ 1/m`, of norm at most 1.
+//! there). `d` itself is small: `c = K_mm e_S/S` (`e_S` the indicator of
+//! those landmarks) makes `d = Λ_r^{1/2} U_rᵀ e_S/S` for
+//! `N = U_r Λ_r^{-1/2}` (any other `N` is a rotation of it), of norm at
+//! most `√(λ_max/S) ≤ √(m/S)`: no division by a small eigenvalue.
 //!
 //! # When the projection is accurate enough
 //!
@@ -44,7 +46,7 @@
 //! `--precision f32` (`u = 2⁻²⁴`) map every row through `N` as before.
 //! `s²` is measured on the landmarks, a uniform sample of the training
 //! rows: the largest over `j` of the mean of `(K_mm[i, j] − c_j)²` over
-//! `i`. On that data (1024 landmarks) the criterion is `3·10⁻¹⁶` to
+//! the first 256 `i`, and `1/λ_r = ‖N‖₂²` is estimated by power iteration. On that data (1024 landmarks) the criterion is `3·10⁻¹⁶` to
 //! `1.4·10⁻¹⁵` for the four default bandwidths, where the unshifted
 //! columns' `u·√m/λ_r` was `1.1·10⁻¹⁴` to `2.7·10⁻¹¹` and the two widest
 //! mapped every row through `N`; smooth kernels on low-dimensional data, whose
@@ -55,7 +57,7 @@ use super::{FitConfig, Precision};
 use crate::method::MethodSpec;
 use anyhow::{Result, bail};
 use kapprox_features::{FeatureMap, KernelColumns, MapSpec};
-use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2};
+use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, Axis, Zip, s};
 
 /// The largest `u·√m·max(s²/λ_r, s/√λ_r)` for which the pass accumulates
 /// kernel columns: the Gram's error estimate over `n`, at most `10⁻³` of
@@ -116,35 +118,56 @@ impl FeatureMap for ShiftedColumns {
     }
 }
 
-/// The mean kernel column of the landmarks `c = K_r 1/m`, the largest
-/// spread `s² = max_j mean_i (K_r[i, j] − c_j)²` and `1/λ_r`, from `N`
-/// alone.
+/// Landmarks whose kernel columns estimate the shift and the spread:
+/// `SPREAD_ROWS·m·d` flops instead of `m²·d` for all of them.
+const SPREAD_ROWS: usize = 256;
+
+/// The mean kernel column `c` of (the first [`SPREAD_ROWS`] of) the
+/// landmarks, and the largest spread `s² = max_j mean_i (k(l_i, l_j) − c_j)²`.
 ///
-/// `K_r = Σ λ_i u_i u_iᵀ` is `K_mm` without the eigenvalues below the
-/// `rel_tol` cut. Column `i` of `N` is `u_i/√λ_i`, so `λ_i = 1/‖N_i‖²`,
-/// `c = Σ_i N_i (N_iᵀ1) λ_i²/m` and `mean_i K_r[i, j]² = (K_r²)_jj/m =
-/// Σ_i N_ji² λ_i³/m`: `O(m·r)` work instead of `m²·d` for the kernel block.
-fn column_spread(n: ArrayView2<'_, f64>) -> (Array1<f64>, f64, f64) {
-    let (m, r) = n.dim();
-    // Column norms and sums row by row: N is row-major.
-    let (mut norm2, mut sums) = (vec![0.0; r], vec![0.0; r]);
-    for row in n.rows() {
-        for ((s2, s1), &v) in norm2.iter_mut().zip(&mut sums).zip(row) {
-            *s2 += v * v;
-            *s1 += v;
-        }
+/// The landmarks are a uniform sample of the training rows in row-id
+/// order, so their first rows are one too: `c` and `s²` estimate the mean
+/// and spread of the kernel columns over the data.
+fn column_spread(columns: &KernelColumns, landmarks: ArrayView2<'_, f64>) -> (Array1<f64>, f64) {
+    let rows = landmarks.slice(s![..SPREAD_ROWS.min(landmarks.nrows()), ..]);
+    let k = columns.transform(rows);
+    let c = k.mean_axis(Axis(0)).expect("at least one landmark");
+    let mut spread = Array1::<f64>::zeros(c.len());
+    for row in k.rows() {
+        Zip::from(&mut spread).and(&row).and(&c).for_each(|s, &v, &cj| *s += (v - cj) * (v - cj));
     }
-    let lambda: Vec<f64> = norm2.iter().map(|v| 1.0 / v).collect();
-    let q: Array1<f64> = lambda.iter().zip(&sums).map(|(l, s)| s * l * l / m as f64).collect();
-    let c = n.dot(&q);
-    let cubes: Vec<f64> = lambda.iter().map(|l| l * l * l / m as f64).collect();
-    let s2 = n
-        .rows()
-        .into_iter()
-        .zip(&c)
-        .map(|(row, &cj)| row.iter().zip(&cubes).map(|(v, l3)| v * v * l3).sum::<f64>() - cj * cj)
-        .fold(0.0, f64::max);
-    (c, s2, norm2.iter().copied().fold(0.0, f64::max))
+    let s2 = spread.iter().fold(0.0, |a: f64, &v| a.max(v)) / k.nrows() as f64;
+    (c, s2)
+}
+
+/// Power iterations behind [`inverse_smallest_eigenvalue`].
+const POWER_STEPS: usize = 30;
+
+/// `‖N‖₂² = 1/λ_r`, estimated: twice the larger of the largest column
+/// norm² and the Rayleigh quotient of `NᵀN` after [`POWER_STEPS`] power
+/// iterations from a fixed start. Both are lower bounds of `‖N‖₂²`, exact
+/// for an eigenvector basis `N = U_r Λ_r^{-1/2}`; for `N = L⁻ᵀ` the power
+/// iteration comes within a small factor, which the doubling covers. The
+/// criterion it feeds keeps a factor of `10³` anyway.
+fn inverse_smallest_eigenvalue(n: ArrayView2<'_, f64>) -> f64 {
+    let r = n.ncols();
+    let mut column_norm2 = vec![0.0; r];
+    for row in n.rows() {
+        column_norm2.iter_mut().zip(row).for_each(|(s, &v)| *s += v * v);
+    }
+    let mut estimate = column_norm2.iter().copied().fold(0.0, f64::max);
+    let mut v = Array1::from_shape_fn(r, |i| 1.0 + (i % 7) as f64 / 7.0);
+    for _ in 0..POWER_STEPS {
+        let w = n.t().dot(&n.dot(&v));
+        let (vv, wv) = (v.dot(&v), w.dot(&v));
+        estimate = estimate.max(wv / vv);
+        let norm = w.dot(&w).sqrt();
+        if !(norm.is_finite() && norm > 0.0) {
+            break;
+        }
+        v = w / norm;
+    }
+    2.0 * estimate
 }
 
 /// The split of `map` when `cfg` fits Nyström features and the projection
@@ -168,14 +191,15 @@ pub fn kernel_gram(cfg: &FitConfig, map: &dyn FeatureMap) -> Result<Option<Kerne
     let (Some(landmarks), Some(normalization)) = (tensors.remove("landmarks"), tensors.remove("normalization")) else {
         bail!("a Nyström map without its landmarks and normalization");
     };
-    // Column i of N is u_i/√λ_i with a unit u_i: 1/λ_r = max ‖N_i‖².
-    let (shift, s2, inv_lambda_min) = column_spread(normalization.view());
+    let columns = KernelColumns::new(params.kernel, landmarks.clone())?;
+    let (shift, s2) = column_spread(&columns, landmarks.view());
+    let inv_lambda_min = inverse_smallest_eigenvalue(normalization.view());
     let m = normalization.nrows() as f64;
     let amplification = (s2 * inv_lambda_min).max((s2 * inv_lambda_min).sqrt());
     if f64::EPSILON / 2.0 * m.sqrt() * amplification > MAX_RELATIVE_GRAM_ERROR {
         return Ok(None);
     }
     let offset = normalization.t().dot(&shift);
-    let columns = ShiftedColumns { columns: KernelColumns::new(params.kernel, landmarks)?, shift };
+    let columns = ShiftedColumns { columns, shift };
     Ok(Some(KernelGram { columns, normalization, offset }))
 }
