@@ -284,7 +284,10 @@ class Nystroem(_MapTransformer):
     component_indices_ : ndarray of shape (m,)
         Their row indices in the training data.
     normalization_ : ndarray of shape (m, n_components_)
-        ``U_r Λ_r^(-1/2)``.
+        ``N`` with ``N Nᵀ = K_mm⁺``: ``L^(-T)`` from the Cholesky factor
+        ``K_mm = L Lᵀ`` when no eigenvalue of ``K_mm`` is below
+        ``rel_tol · λ_max`` (then ``n_components_ = m``), else
+        ``U_r Λ_r^(-1/2)`` over the eigenvalues above it.
     map_, seed_, sigma_, n_components_, n_features_in_
     """
 
