@@ -18,7 +18,7 @@
 //! [`Progress`], which `crate::distributed` serialises into pass-result
 //! files, so the passes can run in other processes or on other machines.
 
-use super::nystrom_gram::kernel_gram;
+use super::nystrom_gram::accumulated_width;
 use super::passes::{
     FitState, PrepareState, SketchInput, SketchState, fit_pass, prepare_pass, read_options, sketch_pass,
 };
@@ -274,10 +274,7 @@ impl FitJob {
             }
             let maps = self.progress.maps.as_ref().expect("built above");
             // Nyström accumulating kernel columns holds m, not r, columns.
-            let l_acc = match kernel_gram(&self.cfg, maps[0].as_ref())? {
-                Some(g) => g.columns.n_output(),
-                None => maps[0].n_output(),
-            };
+            let l_acc = accumulated_width(&self.cfg, maps[0].as_ref());
             let k_guess = if self.cfg.task == Task::Regression { 1 } else { 2 };
             self.stat_bytes = estimate_memory(maps.len(), l_acc, k_guess, self.cfg.split.n_parts());
             check_memory(&self.cfg, self.stat_bytes, maps.len(), l_acc)?;

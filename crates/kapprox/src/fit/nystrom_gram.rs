@@ -140,8 +140,10 @@ fn column_spread(columns: &KernelColumns, landmarks: ArrayView2<'_, f64>) -> (Ar
     (c, s2)
 }
 
-/// Power iterations behind [`inverse_smallest_eigenvalue`].
-const POWER_STEPS: usize = 30;
+/// Power iterations behind [`inverse_smallest_eigenvalue`]. The largest
+/// eigenvalues of `NᵀN` are the inverses of `K_mm`'s smallest, which
+/// spread apart (`1/λ`), so few steps suffice.
+const POWER_STEPS: usize = 12;
 
 /// `‖N‖₂² = 1/λ_r`, estimated: twice the larger of the largest column
 /// norm² and the Rayleigh quotient of `NᵀN` after [`POWER_STEPS`] power
@@ -149,25 +151,53 @@ const POWER_STEPS: usize = 30;
 /// for an eigenvector basis `N = U_r Λ_r^{-1/2}`; for `N = L⁻ᵀ` the power
 /// iteration comes within a small factor, which the doubling covers. The
 /// criterion it feeds keeps a factor of `10³` anyway.
+///
+/// Each step is one sweep over the rows of `N` (`Nᵀ(Nv) = Σ_i (n_i·v) n_i`),
+/// contiguous for the row-major `N`: `4·m·r` flops.
 fn inverse_smallest_eigenvalue(n: ArrayView2<'_, f64>) -> f64 {
+    let n = n.as_standard_layout();
     let r = n.ncols();
-    let mut column_norm2 = vec![0.0; r];
+    let mut column_norm2 = Array1::<f64>::zeros(r);
     for row in n.rows() {
-        column_norm2.iter_mut().zip(row).for_each(|(s, &v)| *s += v * v);
+        Zip::from(&mut column_norm2).and(&row).for_each(|s, &v| *s += v * v);
     }
     let mut estimate = column_norm2.iter().copied().fold(0.0, f64::max);
     let mut v = Array1::from_shape_fn(r, |i| 1.0 + (i % 7) as f64 / 7.0);
+    v /= v.dot(&v).sqrt();
+    let mut w = Array1::<f64>::zeros(r);
     for _ in 0..POWER_STEPS {
-        let w = n.t().dot(&n.dot(&v));
-        let (vv, wv) = (v.dot(&v), w.dot(&v));
-        estimate = estimate.max(wv / vv);
+        w.fill(0.0);
+        for row in n.rows() {
+            w.scaled_add(row.dot(&v), &row);
+        }
+        // v is a unit vector: vᵀ(NᵀN)v = w·v.
+        estimate = estimate.max(w.dot(&v));
         let norm = w.dot(&w).sqrt();
         if !(norm.is_finite() && norm > 0.0) {
             break;
         }
-        v = w / norm;
+        v.assign(&w);
+        v /= norm;
     }
     2.0 * estimate
+}
+
+/// The width of the statistics a fit pass accumulates for `map`: an upper
+/// bound, for the memory estimate, that does not decide the path (the
+/// kernel columns' `m` whenever the projection could be taken).
+pub fn accumulated_width(cfg: &FitConfig, map: &dyn FeatureMap) -> usize {
+    match (&cfg.method, map.spec()) {
+        (MethodSpec::Nystrom { .. }, MapSpec::Nystrom(params)) if allows_projection(cfg) => {
+            params.n_landmarks.max(map.n_output())
+        }
+        _ => map.n_output(),
+    }
+}
+
+/// The accuracy bound holds down to the default grid's smallest α, in
+/// `f64`; `--extend-grid` may go below it.
+fn allows_projection(cfg: &FitConfig) -> bool {
+    cfg.alphas.is_none() && !cfg.extend_grid && cfg.precision == Precision::F64
 }
 
 /// The split of `map` when `cfg` fits Nyström features and the projection
@@ -182,9 +212,7 @@ pub fn kernel_gram(cfg: &FitConfig, map: &dyn FeatureMap) -> Result<Option<Kerne
     let (MethodSpec::Nystrom { .. }, MapSpec::Nystrom(params)) = (&cfg.method, map.spec()) else {
         return Ok(None);
     };
-    // The accuracy bound holds down to the default grid's smallest α;
-    // `--extend-grid` may go below it.
-    if cfg.alphas.is_some() || cfg.extend_grid || cfg.precision != Precision::F64 {
+    if !allows_projection(cfg) {
         return Ok(None);
     }
     let mut tensors = map.tensors();
