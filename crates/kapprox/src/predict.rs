@@ -15,7 +15,7 @@ use kapprox_io::{Chunk, ColumnSelection, Compression, Dataset, NanPolicy, Predic
 use kapprox_solve::{
     Classes, ClassificationAccumulator, ClassificationMetrics, RegressionAccumulator, RegressionMetrics,
 };
-use ndarray::{Array1, Array2, Axis};
+use ndarray::{Array1, Array2, Axis, s};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -75,7 +75,17 @@ fn model_pass(
     let label_col = if with_label { model.doc.label_column.clone() } else { None };
     let read = inputs.read_options(label_col, nan)?.with_chunk_rows(chunk_rows).with_keep(keep.to_vec());
     let pass = Pass { dataset: ds, read, scaler: &model.doc.scaler, maps: vec![model.map.as_ref()], label, observer };
-    pass.run(&mut |chunk, _, z| sink(chunk, scores(model, z)))
+    // The features of a tile (at most 8 MiB), not of a chunk, are held:
+    // the chunk's scores (`k` per row) are filled tile by tile.
+    let mut chunk_scores = Array2::<f64>::zeros((0, model.coef.ncols()));
+    pass.run_tiled(&mut |chunk, rows, _, z| {
+        let n = chunk.x.nrows();
+        if rows.start == 0 {
+            chunk_scores = Array2::zeros((n, model.coef.ncols()));
+        }
+        chunk_scores.slice_mut(s![rows.clone(), ..]).assign(&scores(model, z));
+        if rows.end == n { sink(chunk, std::mem::take(&mut chunk_scores)) } else { Ok(()) }
+    })
 }
 
 /// What `predict` wrote.
