@@ -11,23 +11,9 @@
 set -euo pipefail
 K=${1:-target/release/kapprox}
 W=${2:-/tmp/kapprox-precision-study}
-DATA=${KAPPROX_SHARED_DATA:-$(cd "$(dirname "$0")/../.." && pwd)/shared/data}
-mkdir -p "$W"
-src() {
-  case $1 in
-    covtype_random15k) echo "$DATA/covtype_subsets/$1.csv" ;;
-    *) echo "$DATA/pmlb/$1.tsv.gz" ;;
-  esac
-}
+. "$(dirname "$0")/shipped_data.sh"
 for n in 197_cpu_act 227_cpu_small 574_house_16H adult letter magic shuttle covtype_random15k; do
-  if [ ! -d "$W/$n-train" ]; then
-    "$K" -q convert "$(src $n)" --out "$W/$n-all" --json > "$W/$n.conv.json"
-    "$K" -q split "$W/$n-all" --train "$W/$n-train" --test "$W/$n-test" --test-fraction 0.2
-    rm -rf "$W/$n-all"
-  fi
-  label=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['label'])" "$W/$n.conv.json")
-  task=classification; metric=accuracy
-  case $n in 197*|227*|574*) task=regression; metric=rmse ;; esac
+  prepare "$n"
   for p in f64 f32; do
     "$K" -q fit --train "$W/$n-train" --out "$W/$n-$p.st" --overwrite --map rff --features 1024 --task $task \
       --label "$label" --seed 0 --precision $p --json > "$W/$n-$p.fit.json"
