@@ -15,8 +15,9 @@
 //! # Shifted columns
 //!
 //! The pass accumulates `k' = k − c` for a fixed vector `c`, the mean
-//! kernel column of the first `S ≤ 256` landmarks, and the projection adds `d = Nᵀc` back
-//! through the intercept row of `Moments::project_affine`: `z = Nᵀk' + d`
+//! kernel column of `S ≤ 256` landmarks (a stride through them), and the
+//! projection adds `d = Nᵀc` back through the intercept row of
+//! `Moments::project_affine`: `z = Nᵀk' + d`
 //! exactly, in exact arithmetic, for any `c`. The shift is there for the
 //! rounding. A wide kernel puts every kernel value near the same `c_j`
 //! (`≈ 0.94` for the widest default bandwidth on the 100-column data of
@@ -46,7 +47,7 @@
 //! `--precision f32` (`u = 2⁻²⁴`) map every row through `N` as before.
 //! `s²` is measured on the landmarks, a uniform sample of the training
 //! rows: the largest over `j` of the mean of `(K_mm[i, j] − c_j)²` over
-//! the first 256 `i`, and `1/λ_r = ‖N‖₂²` is estimated by power iteration. On that data (1024 landmarks) the criterion is `3·10⁻¹⁶` to
+//! those `S` landmarks `i`, and `1/λ_r = ‖N‖₂²` is estimated by power iteration. On that data (1024 landmarks) the criterion is `3·10⁻¹⁶` to
 //! `1.4·10⁻¹⁵` for the four default bandwidths, where the unshifted
 //! columns' `u·√m/λ_r` was `1.1·10⁻¹⁴` to `2.7·10⁻¹¹` and the two widest
 //! mapped every row through `N`; smooth kernels on low-dimensional data, whose
@@ -122,14 +123,16 @@ impl FeatureMap for ShiftedColumns {
 /// `SPREAD_ROWS·m·d` flops instead of `m²·d` for all of them.
 const SPREAD_ROWS: usize = 256;
 
-/// The mean kernel column `c` of (the first [`SPREAD_ROWS`] of) the
+/// The mean kernel column `c` of (every `⌈m/SPREAD_ROWS⌉`-th of) the
 /// landmarks, and the largest spread `s² = max_j mean_i (k(l_i, l_j) − c_j)²`.
 ///
-/// The landmarks are a uniform sample of the training rows in row-id
-/// order, so their first rows are one too: `c` and `s²` estimate the mean
-/// and spread of the kernel columns over the data.
+/// The landmarks are a uniform sample of the training rows, in row-id
+/// order; a stride through them (not their first rows, which would all come
+/// from the start of the data) keeps the subsample spread over the data,
+/// so `c` and `s²` estimate the mean and spread of its kernel columns.
 fn column_spread(columns: &KernelColumns, landmarks: ArrayView2<'_, f64>) -> (Array1<f64>, f64) {
-    let rows = landmarks.slice(s![..SPREAD_ROWS.min(landmarks.nrows()), ..]);
+    let step = landmarks.nrows().div_ceil(SPREAD_ROWS).max(1);
+    let rows = landmarks.slice(s![..;step, ..]);
     let k = columns.transform(rows);
     let c = k.mean_axis(Axis(0)).expect("at least one landmark");
     let mut spread = Array1::<f64>::zeros(c.len());
