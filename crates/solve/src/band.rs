@@ -174,9 +174,18 @@ fn reduce_panel(work: &mut PackedSymmetric, col: usize, row: usize, par: Par) ->
     let mut basis = Array2::<f64>::zeros((n, jb).f());
     work.copy_block(row..l, col..row, basis.view_mut());
     let mut t = Mat::<f64>::zeros(kb, kb);
+    // On one thread: the panel is thin (`n × b`), and faer's parallel
+    // split of it spent more in synchronisation than it gained (the QRs
+    // took 2.5× longer on two threads at l = 1024).
     {
-        let mut mem = MemBuffer::new(qr::qr_in_place_scratch::<f64>(n, jb, kb, par, Default::default()));
-        qr::qr_in_place(as_faer_mut(basis.view_mut()), t.as_mut(), par, MemStack::new(&mut mem), Default::default());
+        let mut mem = MemBuffer::new(qr::qr_in_place_scratch::<f64>(n, jb, kb, Par::Seq, Default::default()));
+        qr::qr_in_place(
+            as_faer_mut(basis.view_mut()),
+            t.as_mut(),
+            Par::Seq,
+            MemStack::new(&mut mem),
+            Default::default(),
+        );
     }
     // V explicitly: unit lower trapezoidal (n, kb), and as packed rows.
     let mut v = Array2::<f64>::zeros((n, kb).f());
