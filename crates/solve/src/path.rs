@@ -10,6 +10,7 @@ use crate::solver::{
 use kapprox_core::dense::as_faer;
 use kapprox_core::{CenteredMoments, Moments};
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, ShapeBuilder, s};
+use rayon::prelude::*;
 use std::sync::OnceLock;
 
 /// Ridge solutions for many penalties from one orthogonal reduction.
@@ -213,8 +214,10 @@ impl AlphaPath {
     fn coef_grid(&self, alphas: &[f64]) -> Result<Array2<f64>> {
         let (l, k) = (self.n_features(), self.n_targets());
         let mut all = Array2::zeros((l, alphas.len() * k).f());
-        for (i, &alpha) in alphas.iter().enumerate() {
-            let (y, _) = self.reduced_solve(alpha)?;
+        // The band solves of different α are independent (each on one
+        // thread, so the bits do not depend on the thread count).
+        let solved: Vec<_> = alphas.par_iter().map(|&alpha| self.reduced_solve(alpha)).collect::<Result<_>>()?;
+        for (i, (y, _)) in solved.into_iter().enumerate() {
             all.slice_mut(s![.., i * k..(i + 1) * k]).assign(&y);
         }
         self.reduction.apply_q(all.view_mut(), par());

@@ -170,10 +170,10 @@ fn cholesky_shifted(a: ArrayView2<'_, f64>, shift: f64) -> std::result::Result<A
 }
 
 /// Solves `L Lᵀ X = B` in place (only the lower triangle of `l` is read).
-fn cholesky_solve_in_place(l: &Array2<f64>, x: &mut Array2<f64>) {
-    let mut mem = MemBuffer::new(llt::solve::solve_in_place_scratch::<f64>(l.nrows(), x.ncols(), par()));
+fn cholesky_solve_in_place(l: &Array2<f64>, x: &mut Array2<f64>, par: Par) {
+    let mut mem = MemBuffer::new(llt::solve::solve_in_place_scratch::<f64>(l.nrows(), x.ncols(), par));
     let stack = MemStack::new(&mut mem);
-    llt::solve::solve_in_place(as_faer(l.view()), as_faer_mut(x.view_mut()), par(), stack);
+    llt::solve::solve_in_place(as_faer(l.view()), as_faer_mut(x.view_mut()), par, stack);
 }
 
 /// A deterministic, well-spread unit start vector.
@@ -243,29 +243,39 @@ fn condition_estimate(a: ArrayView2<'_, f64>, shift: f64, l: &Array2<f64>) -> f6
     if n == 0 {
         return 1.0;
     }
-    let mut v = start_vector(n);
-    let mut lmax = 0.0;
-    let mut w = Array2::zeros((n, 1));
-    for _ in 0..COND_ITERS {
-        symmetric_matvec(a, v.view(), w.view_mut());
-        w.scaled_add(shift, &v);
-        lmax = (&w * &v).sum();
-        if normalize(&mut w) == 0.0 {
-            break;
+    // Both iterations are bound by reading a triangle of n² / 2 values per
+    // step: one per core. Each runs on one thread, so its bits do not
+    // depend on the thread count.
+    let power = || {
+        let mut v = start_vector(n);
+        let mut lmax = 0.0;
+        let mut w = Array2::zeros((n, 1));
+        for _ in 0..COND_ITERS {
+            symmetric_matvec(a, v.view(), w.view_mut());
+            w.scaled_add(shift, &v);
+            lmax = (&w * &v).sum();
+            if normalize(&mut w) == 0.0 {
+                break;
+            }
+            std::mem::swap(&mut v, &mut w);
         }
-        std::mem::swap(&mut v, &mut w);
-    }
-    let mut v = start_vector(n);
-    let mut inv_min = 0.0;
-    for _ in 0..COND_ITERS {
-        let mut w = v.clone();
-        cholesky_solve_in_place(l, &mut w);
-        inv_min = (&w * &v).sum();
-        if normalize(&mut w) == 0.0 {
-            break;
+        lmax
+    };
+    let inverse = || {
+        let mut v = start_vector(n);
+        let mut inv_min = 0.0;
+        for _ in 0..COND_ITERS {
+            let mut w = v.clone();
+            cholesky_solve_in_place(l, &mut w, Par::Seq);
+            inv_min = (&w * &v).sum();
+            if normalize(&mut w) == 0.0 {
+                break;
+            }
+            v = w;
         }
-        v = w;
-    }
+        inv_min
+    };
+    let (lmax, inv_min) = rayon::join(power, inverse);
     (lmax * inv_min).max(1.0)
 }
 
@@ -297,7 +307,7 @@ pub(crate) fn solve_shifted(
                 }
                 let mut x = Array2::zeros(b.raw_dim().f());
                 x.assign(&b);
-                cholesky_solve_in_place(&l, &mut x);
+                cholesky_solve_in_place(&l, &mut x, par());
                 Ok((x, cond))
             }
         }
