@@ -188,6 +188,15 @@ impl AlphaPath {
     /// or its condition estimate exceeds `1/rcond`.
     fn reduced_solve(&self, alpha: f64) -> Result<(Array2<f64>, SolveInfo)> {
         check_alpha(alpha)?;
+        match self.band_solve(alpha) {
+            Some(solved) => Ok(solved),
+            None => self.eigen_solve(alpha),
+        }
+    }
+
+    /// [`AlphaPath::reduced_solve`] by the band Cholesky, or `None` where
+    /// it fails or is too ill-conditioned (`alpha` already checked).
+    fn band_solve(&self, alpha: f64) -> Option<(Array2<f64>, SolveInfo)> {
         let l = self.n_features();
         if let Ok(ch) = BandCholesky::new(self.reduction.band(), alpha) {
             // λ_max(B) + α over an upper bound of λ_min(B) + α: a lower
@@ -208,9 +217,15 @@ impl AlphaPath {
                     condition_estimate: cond,
                     rank: l,
                 };
-                return Ok((y, info));
+                return Some((y, info));
             }
         }
+        None
+    }
+
+    /// [`AlphaPath::reduced_solve`] by the pseudo-inverse of `B`'s
+    /// eigendecomposition (computed on first need).
+    fn eigen_solve(&self, alpha: f64) -> Result<(Array2<f64>, SolveInfo)> {
         let e = self.eig()?;
         let (d, rank, cond) = pinv_weights(&e.lambda, alpha, self.rcond);
         let mut utb = mul(e.u.as_ref().transpose(), as_faer(self.qtb.view()));
@@ -227,10 +242,19 @@ impl AlphaPath {
     fn coef_grid(&self, alphas: &[f64]) -> Result<Array2<f64>> {
         let (l, k) = (self.n_features(), self.n_targets());
         let mut all = Array2::zeros((l, alphas.len() * k).f());
+        for &alpha in alphas {
+            check_alpha(alpha)?;
+        }
         // The band solves of different α are independent (each on one
-        // thread, so the bits do not depend on the thread count).
-        let solved: Vec<_> = alphas.par_iter().map(|&alpha| self.reduced_solve(alpha)).collect::<Result<_>>()?;
-        for (i, (y, _)) in solved.into_iter().enumerate() {
+        // thread, so the bits do not depend on the thread count). The eigen
+        // fallback runs afterwards, on the calling thread: its first use
+        // computes the decomposition, on the whole pool.
+        let banded: Vec<_> = alphas.par_iter().map(|&alpha| self.band_solve(alpha)).collect();
+        for (i, (solved, &alpha)) in banded.into_iter().zip(alphas).enumerate() {
+            let (y, _) = match solved {
+                Some(solved) => solved,
+                None => self.eigen_solve(alpha)?,
+            };
             all.slice_mut(s![.., i * k..(i + 1) * k]).assign(&y);
         }
         self.reduction.apply_q(all.view_mut(), par());
