@@ -64,6 +64,7 @@ impl BandReduction {
         let mut work = PackedSymmetric::from_lower(a);
         let mut band = Array2::zeros((l, BAND + 1));
         let mut panels = Vec::new();
+        let mut scratch = Scratch::new(work.simd());
         let mut col = 0;
         while col < l {
             let row = (col + BAND).min(l);
@@ -76,7 +77,7 @@ impl BandReduction {
                 }
             }
             if row < l {
-                let p = reduce_panel(&mut work, col, row, par);
+                let p = reduce_panel(&mut work, col, row, &mut scratch, par);
                 // R (upper trapezoidal, kb × jb) is the block below the diagonal one.
                 let kb = p.t.nrows();
                 for c in 0..row - col {
@@ -167,33 +168,43 @@ impl BandReduction {
 /// over the `2b` packed rows `[W V]ᵀ` and `[V W]ᵀ`
 /// ([`PackedSymmetric::symmetric_update`]). (faer's triangular products
 /// ran `A₂₂ V` at 13–18 GFLOP/s per core, against ~40 for the kernel.)
-fn reduce_panel(work: &mut PackedSymmetric, col: usize, row: usize, par: Par) -> Panel {
+fn reduce_panel(work: &mut PackedSymmetric, col: usize, row: usize, scratch: &mut Scratch, par: Par) -> Panel {
     let l = work.dim();
     let (jb, n) = (row - col, l - row);
     let kb = jb.min(n);
     let mut basis = Array2::<f64>::zeros((n, jb).f());
     work.copy_block(row..l, col..row, basis.view_mut());
     let mut t = Mat::<f64>::zeros(kb, kb);
+    // On one thread: the panel is thin (`n × b`), and faer's parallel
+    // split of it spent more in synchronisation than it gained (the QRs
+    // took 2.5× longer on two threads at l = 1024).
     {
-        let mut mem = MemBuffer::new(qr::qr_in_place_scratch::<f64>(n, jb, kb, par, Default::default()));
-        qr::qr_in_place(as_faer_mut(basis.view_mut()), t.as_mut(), par, MemStack::new(&mut mem), Default::default());
+        let mut mem = MemBuffer::new(qr::qr_in_place_scratch::<f64>(n, jb, kb, Par::Seq, Default::default()));
+        qr::qr_in_place(
+            as_faer_mut(basis.view_mut()),
+            t.as_mut(),
+            Par::Seq,
+            MemStack::new(&mut mem),
+            Default::default(),
+        );
     }
     // V explicitly: unit lower trapezoidal (n, kb), and as packed rows.
     let mut v = Array2::<f64>::zeros((n, kb).f());
     for c in 0..kb {
         v[[c, c]] = 1.0;
-        for r in c + 1..n {
-            v[[r, c]] = basis[[r, c]];
-        }
+        v.slice_mut(s![c + 1.., c]).assign(&basis.slice(s![c + 1.., c]));
     }
-    let mut v_rows = PackedRows::with_simd(work.simd(), kb, n);
-    for r in 0..n {
-        let i = v_rows.push_row();
-        v_rows.set(i, 0, v.row(r));
+    let Scratch { v_rows, wv, vw } = scratch;
+    v_rows.reset(kb, n);
+    for _ in 0..n {
+        v_rows.push_row();
+    }
+    for c in 0..kb {
+        v_rows.set_column(c, v.column(c));
     }
     // X = A₂₂ V.
     let mut x = Array2::<f64>::zeros((n, kb).f());
-    work.symm_add(row, &v_rows, x.view_mut(), 1.0, gram_par(par));
+    work.symm_add(row, v_rows, x.view_mut(), 1.0, gram_par(par));
     {
         // X ← X T⁻¹, i.e. Tᵀ Xᵀ = Xᵀ.
         let mut xf = as_faer_mut(x.view_mut());
@@ -206,8 +217,8 @@ fn reduce_panel(work: &mut PackedSymmetric, col: usize, row: usize, par: Par) ->
     let w = x;
     // A₂₂ −= [W V] [V W]ᵀ, as one product over 2kb rows: rows of `wv` are
     // W's then V's columns, rows of `vw` V's then W's.
-    let mut wv = PackedRows::with_simd(work.simd(), n, 2 * kb);
-    let mut vw = PackedRows::with_simd(work.simd(), n, 2 * kb);
+    wv.reset(n, 2 * kb);
+    vw.reset(n, 2 * kb);
     for (first, second) in [(&w, &v), (&v, &w)] {
         for c in 0..kb {
             let r = wv.push_row();
@@ -216,8 +227,26 @@ fn reduce_panel(work: &mut PackedSymmetric, col: usize, row: usize, par: Par) ->
             vw.set(r, 0, second.column(c));
         }
     }
-    work.symmetric_update(row, &wv, &vw, -1.0, gram_par(par));
+    work.symmetric_update(row, wv, vw, -1.0, gram_par(par));
     Panel { row, basis, t }
+}
+
+/// The packed operands of a panel's products, allocated once for the
+/// first (largest) panel and reused ([`PackedRows::reset`]): a fresh
+/// zeroed block per panel cost page faults and a fill of megabytes.
+struct Scratch {
+    /// `V`'s rows.
+    v_rows: PackedRows<f64>,
+    /// `[W V]ᵀ` and `[V W]ᵀ`, `2b` rows each.
+    wv: PackedRows<f64>,
+    vw: PackedRows<f64>,
+}
+
+impl Scratch {
+    fn new(simd: kapprox_core::cpu::Simd) -> Self {
+        let empty = || PackedRows::with_simd(simd, 0, 0);
+        Scratch { v_rows: empty(), wv: empty(), vw: empty() }
+    }
 }
 
 /// The Gram kernel's parallelism for a faer one: its bits do not depend

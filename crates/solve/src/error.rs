@@ -161,6 +161,20 @@ pub(crate) fn check_finite<'a>(what: &'static str, values: impl IntoIterator<Ite
     if values.into_iter().all(|v| v.is_finite()) { Ok(()) } else { Err(SolveError::NonFinite { what }) }
 }
 
+/// Whether every value of `v` is finite, in one branch-free pass (the
+/// statistics are checked element by element at `l²` scale).
+pub(crate) fn all_finite(v: &[f64]) -> bool {
+    v.iter().fold(true, |ok, x| ok & x.is_finite())
+}
+
+/// [`all_finite`] over the lower triangle of the square `a`.
+pub(crate) fn lower_is_finite(a: ndarray::ArrayView2<'_, f64>) -> bool {
+    (0..a.nrows()).all(|j| {
+        let col = a.slice(ndarray::s![j.., j]);
+        col.as_slice().map_or_else(|| col.iter().all(|v| v.is_finite()), all_finite)
+    })
+}
+
 /// Whether a row count (a float in the statistics) means "no rows".
 pub(crate) fn no_rows(n: f64) -> bool {
     n.is_nan() || n < 0.5

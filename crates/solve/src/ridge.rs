@@ -1,11 +1,11 @@
 //! Ridge regression from sufficient statistics.
 
-use crate::error::{Result, SolveError, check_alpha, check_dim, check_finite, no_rows};
+use crate::error::{Result, SolveError, all_finite, check_alpha, check_dim, check_finite, no_rows};
 use crate::solver::{Fallback, SolveInfo, solve_shifted};
 use faer::{Accum, Par};
 use kapprox_core::dense::{as_faer, as_faer_mut};
 use kapprox_core::{CenteredMoments, Moments, SparseRowsView};
-use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, Axis};
+use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, Axis, ShapeBuilder, s};
 use serde::{Deserialize, Serialize};
 
 /// Default of [`RidgeParams::with_alpha`].
@@ -334,6 +334,8 @@ impl RidgeModel {
 /// shifts that give the intercept `b = ȳ − Wᵀz̄` (zero without intercept).
 #[derive(Clone, Debug)]
 pub(crate) struct Normal {
+    /// Symmetric `(l, l)`, column-major; only its lower triangle is read
+    /// (the strict upper one may be zero).
     pub(crate) a: Array2<f64>,
     pub(crate) b: Array2<f64>,
     pub(crate) z_shift: Array1<f64>,
@@ -341,22 +343,45 @@ pub(crate) struct Normal {
 }
 
 impl Normal {
+    /// The normal equations straight from `m`'s augmented Gram, in one
+    /// pass over its lower triangle: the centring (with an intercept) and
+    /// the finiteness check run as `A` is written, and only `A`'s lower
+    /// triangle is written (every consumer reads that only), so no
+    /// `(l, l)` temporary, symmetrisation or second pass.
     #[track_caller]
     pub(crate) fn from_moments(m: &Moments, fit_intercept: bool) -> Result<Normal> {
         let n = m.n_samples();
         if no_rows(n) {
             return Err(SolveError::NoRows);
         }
-        let nrm = if fit_intercept {
-            let c = m.centered();
-            Normal { a: c.a, b: c.b, z_shift: c.z_mean, y_shift: c.y_mean }
-        } else {
-            let (l, k) = (m.n_features(), m.n_targets());
-            Normal { a: m.zz(), b: m.zy(), z_shift: Array1::zeros(l), y_shift: Array1::zeros(k) }
-        };
-        check_finite("the feature statistics", nrm.a.iter().chain(nrm.z_shift.iter()))?;
-        check_finite("the target statistics", nrm.b.iter().chain(nrm.y_shift.iter()))?;
-        Ok(nrm)
+        let (l, k) = (m.n_features(), m.n_targets());
+        let g = m.augmented_gram();
+        let (z_shift, y_shift) =
+            if fit_intercept { (m.z_sum() / n, m.y_sum() / n) } else { (Array1::zeros(l), Array1::zeros(k)) };
+        let mut a = Array2::<f64>::zeros((l, l).f());
+        let zm = z_shift.as_slice().expect("contiguous");
+        let mut finite = all_finite(zm);
+        for j in 0..l {
+            let src = g.slice(s![j..l, j]);
+            let mut dst = a.slice_mut(s![j..l, j]);
+            let (src, dst) = (src.as_slice().expect("column-major Gram"), dst.as_slice_mut().expect("column-major"));
+            if fit_intercept {
+                // `n·(z̄ᵢ z̄ⱼ)`, as `Moments::centered` (the same bits).
+                let zj = zm[j];
+                for ((d, &s), &zi) in dst.iter_mut().zip(src).zip(&zm[j..]) {
+                    *d = s - n * (zi * zj);
+                }
+            } else {
+                dst.copy_from_slice(src);
+            }
+            finite &= all_finite(dst);
+        }
+        if !finite {
+            return Err(SolveError::NonFinite { what: "the feature statistics" });
+        }
+        let b = Array2::from_shape_fn((l, k), |(i, t)| g[[l + 1 + t, i]] - n * (z_shift[i] * y_shift[t]));
+        check_finite("the target statistics", b.iter().chain(y_shift.iter()))?;
+        Ok(Normal { a, b, z_shift, y_shift })
     }
 
     pub(crate) fn from_centered(c: &CenteredMoments, fit_intercept: bool) -> Result<Normal> {

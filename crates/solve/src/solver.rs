@@ -1,13 +1,13 @@
 //! Shifted symmetric solves `(A + αI) X = B` with diagnostics, and the dense
 //! helpers (faer) that the ridge, path and kernel ridge code share.
 
-use crate::error::{Result, SolveError, check_finite};
+use crate::error::{Result, SolveError, check_finite, lower_is_finite};
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::cholesky::llt;
 use faer::{Accum, Mat, MatRef, Par, Side};
 use kapprox_core::dense::{as_faer, as_faer_mut};
 use kapprox_core::rng::mix64;
-use ndarray::{Array1, Array2, ArrayView2, ShapeBuilder};
+use ndarray::{Array1, Array2, ArrayView2, ShapeBuilder, s};
 use serde::{Deserialize, Serialize};
 
 /// What to do when `A + αI` cannot be factored reliably by Cholesky: a
@@ -79,6 +79,29 @@ pub(crate) fn mul(lhs: MatRef<'_, f64>, rhs: MatRef<'_, f64>) -> Array2<f64> {
     out
 }
 
+/// `A X` for the symmetric `a (n, n)` of which only the lower triangle is
+/// read, `x (n, c)`: two triangular products (faer), `2 n² c` flops.
+pub(crate) fn symmetric_mul(a: ArrayView2<'_, f64>, x: ArrayView2<'_, f64>) -> Array2<f64> {
+    use faer::linalg::matmul::triangular::{BlockStructure, matmul};
+    let mut out = Array2::zeros((a.nrows(), x.ncols()).f());
+    let (af, xf) = (as_faer(a), as_faer(x));
+    let rect = BlockStructure::Rectangular;
+    matmul(
+        as_faer_mut(out.view_mut()),
+        rect,
+        Accum::Replace,
+        af,
+        BlockStructure::TriangularLower,
+        xf,
+        rect,
+        1.0,
+        par(),
+    );
+    let upper = BlockStructure::StrictTriangularUpper;
+    matmul(as_faer_mut(out.view_mut()), rect, Accum::Add, af.transpose(), upper, xf, rect, 1.0, par());
+    out
+}
+
 /// A symmetric eigendecomposition `A = U diag(λ) Uᵀ`, eigenvalues ascending.
 /// `U` stays a faer matrix (no copy into ndarray).
 #[derive(Clone, Debug)]
@@ -139,9 +162,7 @@ fn cholesky_shifted(a: ArrayView2<'_, f64>, shift: f64) -> std::result::Result<A
     let n = a.nrows();
     let mut l = Array2::zeros((n, n).f());
     for j in 0..n {
-        for i in j..n {
-            l[[i, j]] = a[[i, j]];
-        }
+        l.slice_mut(s![j.., j]).assign(&a.slice(s![j.., j]));
         l[[j, j]] += shift;
     }
     crate::blocked::cholesky_lower_in_place(l.view_mut(), par())?;
@@ -149,10 +170,10 @@ fn cholesky_shifted(a: ArrayView2<'_, f64>, shift: f64) -> std::result::Result<A
 }
 
 /// Solves `L Lᵀ X = B` in place (only the lower triangle of `l` is read).
-fn cholesky_solve_in_place(l: &Array2<f64>, x: &mut Array2<f64>) {
-    let mut mem = MemBuffer::new(llt::solve::solve_in_place_scratch::<f64>(l.nrows(), x.ncols(), par()));
+fn cholesky_solve_in_place(l: &Array2<f64>, x: &mut Array2<f64>, par: Par) {
+    let mut mem = MemBuffer::new(llt::solve::solve_in_place_scratch::<f64>(l.nrows(), x.ncols(), par));
     let stack = MemStack::new(&mut mem);
-    llt::solve::solve_in_place(as_faer(l.view()), as_faer_mut(x.view_mut()), par(), stack);
+    llt::solve::solve_in_place(as_faer(l.view()), as_faer_mut(x.view_mut()), par, stack);
 }
 
 /// A deterministic, well-spread unit start vector.
@@ -178,6 +199,41 @@ pub(crate) fn normalize(v: &mut Array2<f64>) -> f64 {
 /// condition estimate.
 pub(crate) const COND_ITERS: usize = 12;
 
+/// `y = A x` for the symmetric `a` (lower triangle read) and one vector.
+/// Column-major `a` takes one pass over its lower triangle (this product
+/// is memory bound: reading the triangle once is its whole cost).
+fn symmetric_matvec(a: ArrayView2<'_, f64>, x: ArrayView2<'_, f64>, mut y: ndarray::ArrayViewMut2<'_, f64>) {
+    let n = a.nrows();
+    if a.strides()[0] != 1 || x.as_slice().is_none() || y.as_slice().is_none() {
+        y.assign(&symmetric_mul(a, x));
+        return;
+    }
+    let (x, y) = (x.to_slice().expect("contiguous"), y.as_slice_mut().expect("contiguous"));
+    y.fill(0.0);
+    for j in 0..n {
+        let col = a.slice(s![j.., j]);
+        let col = col.as_slice().expect("unit row stride");
+        let xj = x[j];
+        let (ys, xs, below) = (&mut y[j + 1..], &x[j + 1..], &col[1..]);
+        // Four partial sums, so that the dot product vectorises.
+        let mut acc = [0.0; 4];
+        let (mut cs, mut xc) = (below.chunks_exact(4), xs.chunks_exact(4));
+        let mut yc = ys.chunks_exact_mut(4);
+        for ((c4, x4), y4) in (&mut cs).zip(&mut xc).zip(&mut yc) {
+            for q in 0..4 {
+                y4[q] += c4[q] * xj;
+                acc[q] += c4[q] * x4[q];
+            }
+        }
+        let mut dot = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+        for ((&c, &xi), yi) in cs.remainder().iter().zip(xc.remainder()).zip(yc.into_remainder()) {
+            *yi += c * xj;
+            dot += c * xi;
+        }
+        y[j] += col[0] * xj + dot;
+    }
+}
+
 /// A lower bound on `cond₂(A + shift·I)`: `λ_max` by power iteration times
 /// `1/λ_min` by inverse iteration with the Cholesky factor.
 ///
@@ -187,29 +243,39 @@ fn condition_estimate(a: ArrayView2<'_, f64>, shift: f64, l: &Array2<f64>) -> f6
     if n == 0 {
         return 1.0;
     }
-    let af = as_faer(a);
-    let mut v = start_vector(n);
-    let mut lmax = 0.0;
-    for _ in 0..COND_ITERS {
-        let mut w = mul(af, as_faer(v.view()));
-        w.scaled_add(shift, &v);
-        lmax = (&w * &v).sum();
-        if normalize(&mut w) == 0.0 {
-            break;
+    // Both iterations are bound by reading a triangle of n² / 2 values per
+    // step: one per core. Each runs on one thread, so its bits do not
+    // depend on the thread count.
+    let power = || {
+        let mut v = start_vector(n);
+        let mut lmax = 0.0;
+        let mut w = Array2::zeros((n, 1));
+        for _ in 0..COND_ITERS {
+            symmetric_matvec(a, v.view(), w.view_mut());
+            w.scaled_add(shift, &v);
+            lmax = (&w * &v).sum();
+            if normalize(&mut w) == 0.0 {
+                break;
+            }
+            std::mem::swap(&mut v, &mut w);
         }
-        v = w;
-    }
-    let mut v = start_vector(n);
-    let mut inv_min = 0.0;
-    for _ in 0..COND_ITERS {
-        let mut w = v.clone();
-        cholesky_solve_in_place(l, &mut w);
-        inv_min = (&w * &v).sum();
-        if normalize(&mut w) == 0.0 {
-            break;
+        lmax
+    };
+    let inverse = || {
+        let mut v = start_vector(n);
+        let mut inv_min = 0.0;
+        for _ in 0..COND_ITERS {
+            let mut w = v.clone();
+            cholesky_solve_in_place(l, &mut w, Par::Seq);
+            inv_min = (&w * &v).sum();
+            if normalize(&mut w) == 0.0 {
+                break;
+            }
+            v = w;
         }
-        v = w;
-    }
+        inv_min
+    };
+    let (lmax, inv_min) = rayon::join(power, inverse);
     (lmax * inv_min).max(1.0)
 }
 
@@ -225,7 +291,9 @@ pub(crate) fn solve_shifted(
     fallback: Fallback,
     rcond: f64,
 ) -> Result<(Array2<f64>, SolveInfo)> {
-    check_finite("the system matrix", a.iter())?;
+    if !lower_is_finite(a) {
+        return Err(SolveError::NonFinite { what: "the system matrix" });
+    }
     check_finite("the right-hand side", b.iter())?;
     let n = a.nrows();
     let limit = 1.0 / rcond;
@@ -239,7 +307,7 @@ pub(crate) fn solve_shifted(
                 }
                 let mut x = Array2::zeros(b.raw_dim().f());
                 x.assign(&b);
-                cholesky_solve_in_place(&l, &mut x);
+                cholesky_solve_in_place(&l, &mut x, par());
                 Ok((x, cond))
             }
         }

@@ -312,6 +312,15 @@ impl<T: Element> Product<T> {
                         off: j0 % w,
                     };
                     unsafe { kernel(ops, &mut tile) };
+                    // Whole tiles (all but the edges and the diagonal) are
+                    // written back with their shape known at compile time.
+                    if (!lower || i0 >= j0 + nr) && i0 + mr <= m && j0 + nr <= n {
+                        // SAFETY: the tile lies inside C, in this task's
+                        // block, and (symmetric layout) strictly below the
+                        // diagonal, as only lower products use it.
+                        unsafe { whole_tile(c, layout, i0, j0, shape, alpha, &tile) };
+                        continue;
+                    }
                     for jj in 0..nr.min(n - j0) {
                         let j = j0 + jj;
                         let lo = if lower { i0.max(j) } else { i0 };
@@ -350,6 +359,124 @@ impl<T: Element> Product<T> {
                         }
                     }
                 }
+            }
+        }
+    }
+}
+
+/// Adds `alpha ·` a whole `MR × NR` tile at `(i0, j0)` of `C` in
+/// `layout`, with the tile shape known at compile time for the kernels'
+/// shapes, so that the write-back runs in whole columns (column-major), or
+/// whole panels (the symmetric layout's row `gj`, the tile's column) and
+/// fixed offsets (its mirror).
+///
+/// # Safety
+/// As `Product::block`; for the symmetric layout the tile lies strictly
+/// below the diagonal.
+#[inline]
+unsafe fn whole_tile<T: Element>(
+    c: *mut f64,
+    layout: Layout,
+    i0: usize,
+    j0: usize,
+    shape: kernels::Shape,
+    alpha: f64,
+    tile: &[T; MAX_TILE],
+) {
+    // SAFETY: forwarded contract.
+    unsafe {
+        match (layout, shape.panel, shape.mr(), shape.nr) {
+            (Layout::ColumnMajor { ldc }, _, 8, 6) => column_tile::<T, 8, 6>(c, i0, j0, ldc, alpha, tile),
+            (Layout::ColumnMajor { ldc }, _, 24, 8) => column_tile::<T, 24, 8>(c, i0, j0, ldc, alpha, tile),
+            (Layout::ColumnMajor { ldc }, _, 8, 4) => column_tile::<T, 8, 4>(c, i0, j0, ldc, alpha, tile),
+            (Layout::ColumnMajor { ldc }, _, 16, 6) => column_tile::<T, 16, 6>(c, i0, j0, ldc, alpha, tile),
+            (Layout::ColumnMajor { ldc }, _, 48, 8) => column_tile::<T, 48, 8>(c, i0, j0, ldc, alpha, tile),
+            (Layout::ColumnMajor { ldc }, _, 16, 4) => column_tile::<T, 16, 4>(c, i0, j0, ldc, alpha, tile),
+            (Layout::Symmetric { start, stride, .. }, 4, 8, 6) => {
+                symmetric_tile::<T, 4, 8, 6>(c, start + i0, start + j0, stride, alpha, tile)
+            }
+            (Layout::Symmetric { start, stride, .. }, 8, 24, 8) => {
+                symmetric_tile::<T, 8, 24, 8>(c, start + i0, start + j0, stride, alpha, tile)
+            }
+            (Layout::Symmetric { start, stride, .. }, 4, 8, 4) => {
+                symmetric_tile::<T, 4, 8, 4>(c, start + i0, start + j0, stride, alpha, tile)
+            }
+            (layout, w, mr, nr) => {
+                for jj in 0..nr {
+                    for ii in 0..mr {
+                        let v = alpha * tile[jj * mr + ii].to_f64();
+                        let (i, j) = (i0 + ii, j0 + jj);
+                        match layout {
+                            Layout::ColumnMajor { ldc } => *c.add(j * ldc + i) += v,
+                            Layout::Symmetric { start, stride, .. } => {
+                                let (gi, gj) = (start + i, start + j);
+                                *c.add((gi / w) * stride + gj * w + gi % w) += v;
+                                *c.add((gj / w) * stride + gi * w + gj % w) += v;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// [`whole_tile`] into a column-major `C`.
+///
+/// # Safety
+/// As [`whole_tile`].
+#[inline(always)]
+unsafe fn column_tile<T: Element, const MR: usize, const NR: usize>(
+    c: *mut f64,
+    i0: usize,
+    j0: usize,
+    ldc: usize,
+    alpha: f64,
+    tile: &[T; MAX_TILE],
+) {
+    for jj in 0..NR {
+        // SAFETY: rows i0..i0 + MR of column j0 + jj are inside C.
+        let col = unsafe { c.add((j0 + jj) * ldc + i0) };
+        for ii in 0..MR {
+            unsafe { *col.add(ii) += alpha * tile[jj * MR + ii].to_f64() };
+        }
+    }
+}
+
+/// [`whole_tile`] into the symmetric layout of panel width `W`, at rows
+/// `gi0..` (a multiple of `W`) and columns `gj0..` of the whole matrix.
+///
+/// # Safety
+/// As [`whole_tile`].
+#[inline(always)]
+unsafe fn symmetric_tile<T: Element, const W: usize, const MR: usize, const NR: usize>(
+    c: *mut f64,
+    gi0: usize,
+    gj0: usize,
+    stride: usize,
+    alpha: f64,
+    tile: &[T; MAX_TILE],
+) {
+    debug_assert!(gi0.is_multiple_of(W));
+    // SAFETY: forwarded contract; every offset is an element of the tile's
+    // two images.
+    unsafe {
+        // Column jj of the tile is row gj0 + jj of the layout, whole panels.
+        for jj in 0..NR {
+            let row = c.add((gi0 / W) * stride + (gj0 + jj) * W);
+            for p in 0..MR / W {
+                let dst = row.add(p * stride);
+                for q in 0..W {
+                    *dst.add(q) += alpha * tile[jj * MR + p * W + q].to_f64();
+                }
+            }
+        }
+        // Row ii of the tile is row gi0 + ii of the layout, columns gj0...
+        let cols: [usize; NR] = std::array::from_fn(|jj| ((gj0 + jj) / W) * stride + (gj0 + jj) % W);
+        for ii in 0..MR {
+            let row = c.add((gi0 + ii) * W);
+            for jj in 0..NR {
+                *row.add(cols[jj]) += alpha * tile[jj * MR + ii].to_f64();
             }
         }
     }

@@ -138,6 +138,27 @@ impl<T: Element> PackedRows<T> {
         }
     }
 
+    /// Empties the block and sets its shape to `n_cols` columns and
+    /// `capacity` rows, reusing the storage when it is large enough (a
+    /// loop of products of shrinking shapes then allocates once).
+    ///
+    /// Unlike a new block, stale values stay in the slots and in the
+    /// columns past `n_cols`: every column of a new row must be written
+    /// before the row is used. The products never mix padding columns
+    /// into the elements they return, so stale padding is harmless there.
+    pub fn reset(&mut self, n_cols: usize, capacity: usize) {
+        let n_panels = (n_cols.div_ceil(self.panel) + 1).div_ceil(PANEL_ROUNDING) * PANEL_ROUNDING;
+        let bytes = n_panels * capacity * self.panel * std::mem::size_of::<T>();
+        if bytes > self.lines.len() * 64 {
+            *self = Self::with_simd(self.simd, n_cols, capacity);
+            return;
+        }
+        self.n_cols = n_cols;
+        self.capacity = capacity;
+        self.n_panels = n_panels;
+        self.rows = 0;
+    }
+
     /// Packs the rows of `a (n_rows, n_cols)` (any strides) for this CPU.
     pub fn from_rows(a: ArrayView2<'_, T>) -> Self {
         Self::from_rows_with(Simd::detect(), a)
@@ -240,6 +261,22 @@ impl<T: Element> PackedRows<T> {
         }
     }
 
+    /// Writes `values` (one per row added so far) into column `col`.
+    ///
+    /// # Panics
+    /// `values.len() == len()` and `col < n_cols()` must hold.
+    #[track_caller]
+    pub fn set_column(&mut self, col: usize, values: ArrayView1<'_, T>) {
+        assert!(col < self.n_cols, "PackedRows: column {col} of {}", self.n_cols);
+        assert_eq!(values.len(), self.rows, "PackedRows: {} values for {} rows", values.len(), self.rows);
+        let (panel, cap) = (self.panel, self.capacity);
+        let at = (col >> self.shift) * cap * panel + (col & (panel - 1));
+        let data = &mut self.as_mut_slice()[at..];
+        for (r, &v) in values.iter().enumerate() {
+            data[r * panel] = v;
+        }
+    }
+
     /// Writes one value at `(row, col)`.
     ///
     /// # Panics
@@ -307,6 +344,28 @@ mod tests {
             assert_eq!(t.to_array(), a);
             let f = a.t().to_owned();
             assert_eq!(PackedRows::from_rows_with(simd, f.t()).to_array(), a);
+        }
+    }
+
+    #[test]
+    fn a_reset_block_is_refilled_by_columns() {
+        let a = Array2::from_shape_fn((9, 13), |(i, j)| (i * 100 + j) as f64);
+        for simd in [Simd::Portable, Simd::Avx2Fma, Simd::Avx512] {
+            let mut p = PackedRows::from_rows_with(simd, a.view());
+            let b = Array2::from_shape_fn((7, 6), |(i, j)| -((i * 10 + j) as f64));
+            p.reset(6, 7);
+            assert!(p.is_empty() && (p.n_cols(), p.capacity()) == (6, 7));
+            for _ in 0..7 {
+                p.push_row();
+            }
+            for c in 0..6 {
+                p.set_column(c, b.column(c));
+            }
+            assert_eq!(p.to_array(), b);
+            // Growing past the storage reallocates.
+            p.reset(40, 20);
+            assert_eq!((p.n_cols(), p.capacity(), p.len()), (40, 20, 0));
+            assert!(p.as_slice().len() >= 40 * 20);
         }
     }
 

@@ -62,11 +62,20 @@ impl PackedSymmetric {
         }
         let stride = rows.panel_stride();
         let data = rows.as_mut_slice();
-        for j in 0..n {
-            for i in j..n {
-                let v = a[[i, j]];
-                data[(i / w) * stride + j * w + i % w] = v;
-                data[(j / w) * stride + i * w + j % w] = v;
+        // In square tiles: both images of a tile then stay within a few
+        // pages (element by element down a column, the layout's row
+        // image jumps a whole panel, n·w values, every w elements).
+        const TILE: usize = 64;
+        for jb in (0..n).step_by(TILE) {
+            for ib in (jb..n).step_by(TILE) {
+                for j in jb..(jb + TILE).min(n) {
+                    let (row, col) = (j * w, (j / w) * stride + j % w);
+                    for i in ib.max(j)..(ib + TILE).min(n) {
+                        let v = a[[i, j]];
+                        data[(i / w) * stride + row + i % w] = v;
+                        data[col + i * w] = v;
+                    }
+                }
             }
         }
         PackedSymmetric { n, rows }

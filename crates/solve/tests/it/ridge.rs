@@ -192,6 +192,13 @@ fn alpha_path_falls_back_to_the_pseudo_inverse_on_a_singular_system() {
     assert!(rel_err(&sol.model.coef, &expect) < 1e-9, "{}", rel_err(&sol.model.coef, &expect));
     assert!((sol.model.intercept[0] - b[0]).abs() < 1e-9);
     assert_eq!(path.solution(1.0).unwrap().info.method, SolveMethod::BandCholesky);
+    // A grid mixing the fallback and band solves scores each α's own model.
+    let grid = [0.0, 1.0, 0.0];
+    let report = path.select(&m, &grid).unwrap();
+    for (i, &alpha) in grid.iter().enumerate() {
+        let mse = path.validation_mse(alpha, &m).unwrap()[0];
+        assert!((report.mean_mse[i] - mse).abs() <= 1e-10 * mse, "α = {alpha}: {} vs {mse}", report.mean_mse[i]);
+    }
     let lambda = path.eigenvalues().unwrap();
     assert!(lambda[0].abs() < 1e-9 * lambda[69] && lambda[1] > 1e-6 * lambda[69]);
 }
