@@ -81,10 +81,13 @@ fn finish_candidate(
     Ok(Finished { parts, map })
 }
 
-fn total_of(parts: &[Moments]) -> Moments {
-    let mut t = parts[0].clone();
-    for p in &parts[1..] {
-        t.merge(p);
+/// The parts summed into the first (consumed: no copy of an `(l+1+k)²`
+/// Gram; the same sums in the same order as merging into a copy).
+fn total_of(parts: Vec<Moments>) -> Moments {
+    let mut parts = parts.into_iter();
+    let mut t = parts.next().expect("a split has at least one part");
+    for p in parts {
+        t.merge(&p);
     }
     t.flush();
     t
@@ -187,7 +190,8 @@ pub fn select(
     let (best, f) = leader.context("no candidates")?;
     let alpha = reports[best].best_alpha;
     let held_out_rows = held.iter().map(|&p| f.parts[p].n_samples()).sum();
-    let total = total_of(&f.parts);
+    let Finished { parts, map } = f;
+    let total = total_of(parts);
     let model = kapprox_solve::Ridge::params().with_alpha(alpha).check()?.fit(&total)?.model;
-    Ok(Selection { best, alpha, candidates: reports, classes, map: f.map, model, held_out_rows, alphas_added })
+    Ok(Selection { best, alpha, candidates: reports, classes, map, model, held_out_rows, alphas_added })
 }
