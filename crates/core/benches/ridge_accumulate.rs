@@ -13,9 +13,11 @@
 //! - `faer_triangular/l`: the same product through faer's triangular GEMM
 //!   split into `DENSE_SPLIT` tasks (the previous implementation), as the
 //!   baseline;
-//! - `tefm_sketch/l`: TEFM's sketch product `FᵀΘ` for `d = 4l` base
-//!   features, `C (d, l) += F_bᵀ Θ_b` over a 512-row block (`2 · 512 · d · l`
-//!   flops).
+//! - `tefm_sketch/l`: the product of TEFM's multi-pass product passes,
+//!   `C (d, l) += F_bᵀ Y_b` with `Y_b = F_b Q` (a 512 × l block) for `d = 4l`
+//!   base features (`2 · 512 · d · l` flops); the one-pass strategy's `FᵀF`
+//!   is `moments_update` at `l = d`. (Before issue 15's range finder from the
+//!   Gram, `Y_b` was the row sketch `Θ_b`: the same shapes.)
 //!
 //! `l = 16384` needs 2 GiB for the Gram and about a minute: set
 //! `KAPPROX_BENCH_16K=1` to include it. Run it with
@@ -131,7 +133,7 @@ fn bench_tefm_sketch(c: &mut Criterion) {
         let mut acc = Array2::<f64>::zeros((d, l).f());
         g.throughput(Throughput::Elements(flops as u64));
         g.bench_function(BenchmarkId::from_parameter(l), |b| {
-            support::timed(b, &format!("tefm sketch FᵀΘ d={d} l={l}"), flops, threads, || {
+            support::timed(b, &format!("tefm product Fᵀ(FQ) d={d} l={l}"), flops, threads, || {
                 gemm_tn_add(acc.view_mut(), &f, &theta, 1.0, Par::rayon(0));
             })
         });
