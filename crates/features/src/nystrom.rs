@@ -193,8 +193,9 @@ impl Nystrom {
 /// `τ = (rel_tol + m(m+1)u)·b` with `b ≥ λ_max` (the largest absolute row
 /// sum) makes that `> rel_tol·λ_max`. The two factorisations and the
 /// triangular inverse cost `m³` flops where the eigendecomposition costs
-/// about `9m³` (at `m = 4096`: under a second against about nine on two
-/// cores), and every later product is the same.
+/// about `9m³` (faer on two cores, 100-column data: 0.03 s against
+/// 0.15–0.21 s at `m = 1024`, 0.16 s against 0.96–1.15 s at `m = 2048`),
+/// and every later product is the same.
 fn cholesky_normalization(kmm: ArrayView2<'_, f64>, rel_tol: f64) -> Option<Array2<f64>> {
     let m = kmm.nrows();
     let par = kapprox_core::dense_par();

@@ -123,17 +123,16 @@ impl FeatureMap for ShiftedColumns {
 /// `SPREAD_ROWS·m·d` flops instead of `m²·d` for all of them.
 const SPREAD_ROWS: usize = 256;
 
-/// The mean kernel column `c` of (every `⌈m/SPREAD_ROWS⌉`-th of) the
-/// landmarks, and the largest spread `s² = max_j mean_i (k(l_i, l_j) − c_j)²`.
+/// The mean kernel column `c` of the `sample` rows (every
+/// `⌈m/SPREAD_ROWS⌉`-th landmark, see [`kernel_gram`]), and the largest
+/// spread `s² = max_j mean_i (k(l_i, l_j) − c_j)²`.
 ///
 /// The landmarks are a uniform sample of the training rows, in row-id
 /// order; a stride through them (not their first rows, which would all come
 /// from the start of the data) keeps the subsample spread over the data,
 /// so `c` and `s²` estimate the mean and spread of its kernel columns.
-fn column_spread(columns: &KernelColumns, landmarks: ArrayView2<'_, f64>) -> (Array1<f64>, f64) {
-    let step = landmarks.nrows().div_ceil(SPREAD_ROWS).max(1);
-    let rows = landmarks.slice(s![..;step, ..]);
-    let k = columns.transform(rows);
+fn column_spread(columns: &KernelColumns, sample: ArrayView2<'_, f64>) -> (Array1<f64>, f64) {
+    let k = columns.transform(sample);
     let c = k.mean_axis(Axis(0)).expect("at least one landmark");
     let mut spread = Array1::<f64>::zeros(c.len());
     for row in k.rows() {
@@ -222,8 +221,10 @@ pub fn kernel_gram(cfg: &FitConfig, map: &dyn FeatureMap) -> Result<Option<Kerne
     let (Some(landmarks), Some(normalization)) = (tensors.remove("landmarks"), tensors.remove("normalization")) else {
         bail!("a Nyström map without its landmarks and normalization");
     };
-    let columns = KernelColumns::new(params.kernel, landmarks.clone())?;
-    let (shift, s2) = column_spread(&columns, landmarks.view());
+    let step = landmarks.nrows().div_ceil(SPREAD_ROWS).max(1);
+    let sample = landmarks.slice(s![..;step, ..]).to_owned();
+    let columns = KernelColumns::new(params.kernel, landmarks)?;
+    let (shift, s2) = column_spread(&columns, sample.view());
     let inv_lambda_min = inverse_smallest_eigenvalue(normalization.view());
     let m = normalization.nrows() as f64;
     let amplification = (s2 * inv_lambda_min).max((s2 * inv_lambda_min).sqrt());
