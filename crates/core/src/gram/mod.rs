@@ -49,6 +49,7 @@ use faer::Par;
 use kernels::{MAX_TILE, Operands};
 use ndarray::{ArrayViewMut2, ShapeBuilder};
 use rayon::prelude::*;
+use std::ops::Range;
 
 /// Rows of `C` per task block (rounded to whole tiles).
 const MC: usize = 96;
@@ -115,6 +116,39 @@ pub fn gemm_tn_lower_add<T: Element>(
     product(c, a, b, alpha, true, par);
 }
 
+/// [`gemm_tn_lower_add`] when rows `0..b_upper` of `b` are upper
+/// triangular (row `r` is zero in every column `< r`, e.g. the rows of an
+/// upper-triangular projection): element `(i, j)` of the lower triangle
+/// then needs only rows `..= j` of them, and the chains skip the rest, so
+/// the product costs about a third of the dense one when `b` is triangular
+/// throughout. The rows run in chunks of [`TRIANGULAR_KC`], each chunk's
+/// chains added to `C` in order (which also keeps a task's left block in
+/// cache for long products).
+///
+/// Bitwise the same for every `par`, thread count and instruction set,
+/// and the same as without `b_upper` (a skipped term or chunk adds an
+/// exact zero) as long as `a` is finite.
+///
+/// # Panics
+/// As [`gemm_tn_lower_add`], and `b_upper ≤ b.len()`.
+#[track_caller]
+pub fn gemm_tn_lower_add_upper(
+    c: ArrayViewMut2<'_, f64>,
+    a: &PackedRows<f64>,
+    b: &PackedRows<f64>,
+    b_upper: usize,
+    alpha: f64,
+    par: Par,
+) {
+    assert_eq!(c.nrows(), c.ncols(), "gemm_tn_lower_add_upper: C is {:?}, not square", c.dim());
+    check_operands("gemm_tn_lower_add_upper", c.dim(), a, b);
+    assert!(b_upper <= b.len(), "gemm_tn_lower_add_upper: {b_upper} triangular rows of {}", b.len());
+    product_with(c, a, b, alpha, true, Zeros { a_upper: 0, b_upper }, TRIANGULAR_KC, par);
+}
+
+/// Rows per chunk of the products with triangular operands.
+pub const TRIANGULAR_KC: usize = 512;
+
 /// The shape checks of an `AᵀB` product into `c_dim`.
 #[track_caller]
 fn check_operands<T: Element>(what: &str, c_dim: (usize, usize), a: &PackedRows<T>, b: &PackedRows<T>) {
@@ -131,11 +165,27 @@ fn check_operands<T: Element>(what: &str, c_dim: (usize, usize), a: &PackedRows<
 
 #[track_caller]
 fn product<T: Element>(
+    c: ArrayViewMut2<'_, f64>,
+    a: &PackedRows<T>,
+    b: &PackedRows<T>,
+    alpha: f64,
+    lower: bool,
+    par: Par,
+) {
+    product_with(c, a, b, alpha, lower, Zeros::default(), usize::MAX, par);
+}
+
+/// [`product`] with known zeros in the operands and `kc` rows per chunk.
+#[allow(clippy::too_many_arguments)]
+#[track_caller]
+fn product_with<T: Element>(
     mut c: ArrayViewMut2<'_, f64>,
     a: &PackedRows<T>,
     b: &PackedRows<T>,
     alpha: f64,
     lower: bool,
+    zeros: Zeros,
+    kc: usize,
     par: Par,
 ) {
     let simd = a.simd();
@@ -158,11 +208,12 @@ fn product<T: Element>(
             m,
             n,
             k: a.len(),
-            kc: usize::MAX,
+            kc,
             a: Operand::whole(a),
             b: Operand::whole(b),
             alpha,
             lower,
+            zeros,
         };
         // SAFETY: c is a live (m, n) view with unit row stride and column
         // stride ldc ≥ m, borrowed mutably for the call; a and b are whole
@@ -171,7 +222,7 @@ fn product<T: Element>(
     } else {
         let mut t = ndarray::Array2::<f64>::zeros((m, n).f());
         t.assign(&c);
-        product(t.view_mut(), a, b, alpha, lower, par);
+        product_with(t.view_mut(), a, b, alpha, lower, zeros, kc, par);
         if lower {
             for j in 0..n {
                 for i in j..m {
@@ -250,6 +301,45 @@ struct Product<T: Element> {
     b: Operand<T>,
     alpha: f64,
     lower: bool,
+    /// The operands' zero structure (dense for most products).
+    zeros: Zeros,
+}
+
+/// Rows of the operands known to be zero in some columns, which the chains
+/// skip. Skipping a term `fma(a, 0, t) = t` (finite `a`) or a chunk whose
+/// chain is `+0` changes no bit of the result, so a product with known
+/// zeros is bitwise the product without them, at a fraction of the flops.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Zeros {
+    /// Rows `0..a_upper` of the left operand are upper triangular: row `r`
+    /// is zero in every column `< r`.
+    pub(crate) a_upper: usize,
+    /// The same for the right operand.
+    pub(crate) b_upper: usize,
+}
+
+impl Zeros {
+    /// The rows of `rows` a tile whose left-operand columns end before
+    /// `a_end` and right-operand columns before `b_end` must visit: `rows`
+    /// without the operands' zero bands (rows `a_end..a_upper` of the left
+    /// operand, `b_end..b_upper` of the right one) where they cut off a
+    /// prefix or a suffix of it. A band strictly inside `rows` is kept (a
+    /// chain is one contiguous run of rows).
+    fn live(self, rows: Range<usize>, a_end: usize, b_end: usize) -> Range<usize> {
+        let cut = |rows: Range<usize>, band: Range<usize>| {
+            if band.is_empty() || band.end <= rows.start || band.start >= rows.end {
+                rows
+            } else if band.start <= rows.start {
+                band.end.min(rows.end)..rows.end
+            } else if band.end >= rows.end {
+                rows.start..band.start
+            } else {
+                rows
+            }
+        };
+        let rows = cut(rows, a_end.min(self.a_upper)..self.a_upper);
+        cut(rows, b_end.min(self.b_upper)..self.b_upper)
+    }
 }
 
 impl<T: Element> Product<T> {
@@ -285,7 +375,7 @@ impl<T: Element> Product<T> {
     /// As [`Product::run`]; no other task touches this block (nor, for the
     /// symmetric layout, its mirror).
     unsafe fn block(&self, ic: usize, jc: usize, mc: usize, nc: usize) {
-        let Product { simd, layout, m, n, k, kc, alpha, lower, .. } = *self;
+        let Product { simd, layout, m, n, k, kc, alpha, lower, zeros, .. } = *self;
         let c = self.c.ptr();
         let Microkernel(kernel, shape) = T::microkernel(simd);
         let w = shape.panel;
@@ -300,14 +390,18 @@ impl<T: Element> Product<T> {
                     if lower && i0 + mr <= j0 {
                         continue;
                     }
+                    let rows = zeros.live(k0..k0 + kk, i0 + mr, j0 + nr);
+                    if rows.is_empty() {
+                        continue;
+                    }
                     // SAFETY: i0 is a multiple of MR and j0 of NR, so the
                     // tile's panels exist (allocations hold spare panels, see
                     // `PackedRows`); every panel holds the k rows.
                     let ops = Operands {
-                        k: kk,
-                        a: ap.wrapping_add((i0 / w) * a_stride + k0 * w),
+                        k: rows.len(),
+                        a: ap.wrapping_add((i0 / w) * a_stride + rows.start * w),
                         a_stride,
-                        b: bp.wrapping_add((j0 / w) * b_stride + k0 * w),
+                        b: bp.wrapping_add((j0 / w) * b_stride + rows.start * w),
                         b_stride,
                         off: j0 % w,
                     };

@@ -2,7 +2,9 @@
 
 use super::kernels::{self, Kernel, Shape};
 use crate::cpu::Simd;
+use faer::Par;
 use ndarray::{Array2, ArrayView1, ArrayView2};
+use rayon::prelude::*;
 
 mod sealed {
     pub trait Sealed {}
@@ -226,6 +228,76 @@ impl<T: Element> PackedRows<T> {
         assert!(self.rows < self.capacity, "PackedRows: block of {} rows is full", self.capacity);
         self.rows += 1;
         self.rows - 1
+    }
+
+    /// Appends `n` rows and returns the index of the first; as
+    /// [`push_row`](PackedRows::push_row) for each.
+    ///
+    /// # Panics
+    /// The block must have room for `n` more rows.
+    #[track_caller]
+    pub fn push_rows(&mut self, n: usize) -> usize {
+        assert!(
+            n <= self.capacity - self.rows,
+            "PackedRows: {n} rows more than the {} free",
+            self.capacity - self.rows
+        );
+        self.rows += n;
+        self.rows - n
+    }
+
+    /// Writes rows of `values (n_rows, c)` (`c ≤ n_cols`, any strides) into
+    /// rows `row0..` from column 0 on: all of them in order, or the rows
+    /// `selected` (indices into `values`) in that order. Columns `c..` of
+    /// the rows are left as they are.
+    ///
+    /// By groups of panels (in parallel with `par`), row after row within a
+    /// group: a row written whole touches every panel (`capacity ·
+    /// panel_width` values apart), while a group reads a cache-friendly run
+    /// of each row (row-major input) or a few columns in step
+    /// (column-major) and writes its panels' slots in order, so this runs
+    /// near memory speed where [`set`](PackedRows::set) row by row does not.
+    ///
+    /// # Panics
+    /// The rows `row0..row0 + n` must have been added (`n` the number of
+    /// rows written), `c ≤ n_cols()`, and every selected index `< n_rows`.
+    #[track_caller]
+    pub fn set_rows(&mut self, row0: usize, values: ArrayView2<'_, T>, selected: Option<&[usize]>, par: Par) {
+        let n = selected.map_or(values.nrows(), <[usize]>::len);
+        assert!(row0 + n <= self.rows, "PackedRows: rows {row0}+{n} of {} rows", self.rows);
+        let cols = values.ncols();
+        assert!(cols <= self.n_cols, "PackedRows: {cols} columns of {}", self.n_cols);
+        if let Some(&bad) = selected.and_then(|s| s.iter().find(|&&i| i >= values.nrows())) {
+            panic!("PackedRows: selected row {bad} of {} rows", values.nrows());
+        }
+        let (panel, cap) = (self.panel, self.capacity);
+        // Panels per group: 64 values of a row (512 bytes of f64) when rows
+        // are contiguous; one panel otherwise (its columns are then read in
+        // step, each a stream of its own).
+        let group = if values.strides()[1] == 1 { (64 / panel).max(1) } else { 1 };
+        let used = cols.div_ceil(panel);
+        let data = &mut self.as_mut_slice()[..used * cap * panel];
+        let fill = |(g, slots): (usize, &mut [T])| {
+            let c0 = g * group * panel;
+            for i in 0..n {
+                let src = selected.map_or(i, |s| s[i]);
+                for (q, slot) in slots.chunks_mut(cap * panel).enumerate() {
+                    let c = c0 + q * panel;
+                    let dst = &mut slot[(row0 + i) * panel..][..panel.min(cols - c)];
+                    for (o, d) in dst.iter_mut().enumerate() {
+                        // SAFETY: src < values.nrows() (checked above) and
+                        // c + o < cols.
+                        *d = unsafe { *values.uget((src, c + o)) };
+                    }
+                }
+            }
+        };
+        // Below a few pages per thread the pool costs more than it saves.
+        if matches!(par, Par::Seq) || n * cols < 1 << 15 {
+            data.chunks_mut(group * cap * panel).enumerate().for_each(fill);
+        } else {
+            data.par_chunks_mut(group * cap * panel).enumerate().for_each(fill);
+        }
     }
 
     /// Writes `values` into row `row` from column `col0` on.

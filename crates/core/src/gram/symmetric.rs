@@ -12,10 +12,11 @@
 //!
 //! Memory: `n (n + 2w)` doubles (`w` the panel width).
 
-use super::{Element, Layout, Operand, Out, PackedRows, Product, is_parallel};
+use super::{Element, Layout, Operand, Out, PackedRows, Product, Zeros, is_parallel};
 use crate::cpu::Simd;
 use faer::Par;
 use ndarray::{ArrayView2, ArrayViewMut2, ShapeBuilder};
+use rayon::prelude::*;
 use std::ops::Range;
 
 /// Rows per chunk of [`PackedSymmetric::symm_add`]: a task's left block
@@ -62,21 +63,39 @@ impl PackedSymmetric {
         }
         let stride = rows.panel_stride();
         let data = rows.as_mut_slice();
+        let len = data.len();
+        let out = Out(data.as_mut_ptr());
         // In square tiles: both images of a tile then stay within a few
         // pages (element by element down a column, the layout's row
         // image jumps a whole panel, n·w values, every w elements).
         const TILE: usize = 64;
-        for jb in (0..n).step_by(TILE) {
+        // One task per column block of tiles, on every core.
+        let column_block = |jb: usize| {
+            let data = out.ptr();
             for ib in (jb..n).step_by(TILE) {
                 for j in jb..(jb + TILE).min(n) {
                     let (row, col) = (j * w, (j / w) * stride + j % w);
                     for i in ib.max(j)..(ib + TILE).min(n) {
                         let v = a[[i, j]];
-                        data[(i / w) * stride + row + i % w] = v;
-                        data[col + i * w] = v;
+                        let (direct, mirror) = ((i / w) * stride + row + i % w, col + i * w);
+                        debug_assert!(direct < len && mirror < len);
+                        // SAFETY: both positions lie inside the layout; the
+                        // block of columns jb.. writes layout rows j and
+                        // layout columns j of its own j only, at (j, i) and
+                        // (i, j) with i ≥ j, which no other block writes
+                        // (that would need i ≥ j and j ≥ i in two blocks).
+                        unsafe {
+                            *data.add(direct) = v;
+                            *data.add(mirror) = v;
+                        }
                     }
                 }
             }
+        };
+        if n * n >= 1 << 16 {
+            (0..n).into_par_iter().step_by(TILE).for_each(column_block);
+        } else {
+            (0..n).step_by(TILE).for_each(column_block);
         }
         PackedSymmetric { n, rows }
     }
@@ -141,7 +160,28 @@ impl PackedSymmetric {
     /// `start` a multiple of [`panel_width`](PackedSymmetric::panel_width),
     /// matching shapes, `v` packed for the same instruction set.
     #[track_caller]
-    pub fn symm_add(&self, start: usize, v: &PackedRows<f64>, mut x: ArrayViewMut2<'_, f64>, alpha: f64, par: Par) {
+    pub fn symm_add(&self, start: usize, v: &PackedRows<f64>, x: ArrayViewMut2<'_, f64>, alpha: f64, par: Par) {
+        self.symm_add_upper(start, v, 0, x, alpha, par);
+    }
+
+    /// [`symm_add`](PackedSymmetric::symm_add) when rows `0..v_upper` of
+    /// `V` are upper triangular (row `r` is zero in every column `< r`):
+    /// column `j` of `X` then only needs rows `..= j` of them, which the
+    /// chains skip to (about half the flops when `V` is triangular
+    /// throughout). Bitwise the same result as `symm_add` for finite `A`.
+    ///
+    /// # Panics
+    /// As [`symm_add`](PackedSymmetric::symm_add), and `v_upper ≤ v.len()`.
+    #[track_caller]
+    pub fn symm_add_upper(
+        &self,
+        start: usize,
+        v: &PackedRows<f64>,
+        v_upper: usize,
+        mut x: ArrayViewMut2<'_, f64>,
+        alpha: f64,
+        par: Par,
+    ) {
         let (w, m) = (self.panel_width(), self.n.saturating_sub(start));
         assert!(
             start <= self.n && start.is_multiple_of(w),
@@ -151,6 +191,7 @@ impl PackedSymmetric {
         assert_eq!(v.len(), m, "symm_add: V has {} rows, the block {m}", v.len());
         assert_eq!(x.dim(), (m, v.n_cols()), "symm_add: X is {:?}, expected ({m}, {})", x.dim(), v.n_cols());
         assert_eq!(v.simd(), self.simd(), "symm_add: operands packed for different instruction sets");
+        assert!(v_upper <= v.len(), "symm_add: {v_upper} triangular rows of {}", v.len());
         let kv = v.n_cols();
         if m == 0 || kv == 0 {
             return;
@@ -158,7 +199,7 @@ impl PackedSymmetric {
         if !(x.strides()[0] == 1 && x.strides()[1] >= m as isize) {
             let mut t = ndarray::Array2::<f64>::zeros((m, kv).f());
             t.assign(&x);
-            self.symm_add(start, v, t.view_mut(), alpha, par);
+            self.symm_add_upper(start, v, v_upper, t.view_mut(), alpha, par);
             x.assign(&t);
             return;
         }
@@ -176,6 +217,7 @@ impl PackedSymmetric {
             b: Operand::whole(v),
             alpha,
             lower: false,
+            zeros: Zeros { a_upper: 0, b_upper: v_upper },
         };
         // SAFETY: x is a live column-major (m, kv) view borrowed mutably;
         // the left operand is the rows start.. of columns start.. of the
@@ -231,6 +273,7 @@ impl PackedSymmetric {
             b: Operand::whole(b),
             alpha,
             lower: true,
+            zeros: Zeros::default(),
         };
         // SAFETY: the layout is borrowed mutably; every written position
         // (start + i, start + j) and its mirror lie inside it.

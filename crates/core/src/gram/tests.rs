@@ -201,3 +201,102 @@ fn avx512_kernel_agrees_with_the_portable_one() {
     syrk_lower_add(got.view_mut(), &PackedRows::from_rows_with(Simd::Avx512, a.view()), 1.0, Par::Seq);
     assert_eq!(got, want);
 }
+
+/// An upper-triangular block over `rows` of its `n` rows (zero left of
+/// the diagonal), dense below them.
+fn upper_then_dense(n: usize, cols: usize, rows: usize, seed: u64) -> Array2<f64> {
+    let mut a = random(n, cols, seed);
+    for r in 0..rows {
+        for c in 0..r.min(cols) {
+            a[[r, c]] = if (r + c) % 2 == 0 { 0.0 } else { -0.0 };
+        }
+    }
+    a
+}
+
+#[test]
+fn triangular_operands_skip_their_zeros_without_changing_a_bit() {
+    for simd in levels() {
+        // Shapes across chunk edges (512 rows): the band ends inside,
+        // at and past a chunk, with dense trailing rows after it.
+        for &(n, tri) in &[(7, 5), (130, 128), (600, 598), (600, 512), (530, 530)] {
+            let t = upper_then_dense(n, n, tri, n as u64);
+            let h = random(n, n, 7 + n as u64);
+            let (pt, ph) = (PackedRows::from_rows_with(simd, t.view()), PackedRows::from_rows_with(simd, h.view()));
+            // HᵀT, lower triangle, in 512-row chunks: dense and skipping.
+            let mut dense = Array2::from_elem((n, n).f(), 0.25);
+            gemm_tn_lower_add_upper(dense.view_mut(), &ph, &pt, 0, 1.0, Par::rayon(0));
+            let mut skip = Array2::from_elem((n, n).f(), 0.25);
+            gemm_tn_lower_add_upper(skip.view_mut(), &ph, &pt, tri, 1.0, Par::rayon(0));
+            assert!(
+                dense.iter().zip(&skip).all(|(a, b)| a.to_bits() == b.to_bits()),
+                "{simd:?} n {n}: skipping changed the lower product"
+            );
+            let want = 0.25 + h.t().dot(&t);
+            for j in 0..n {
+                for i in j..n {
+                    assert!((skip[[i, j]] - want[[i, j]]).abs() < 1e-12 * n as f64, "{simd:?} n {n} ({i}, {j})");
+                }
+            }
+            // G·T for a symmetric G: dense and skipping.
+            let g = {
+                let r = random(n, n, 99);
+                &r + &r.t()
+            };
+            let gs = PackedSymmetric::from_lower_with(simd, g.view());
+            let mut x = Array2::from_elem((n, n).f(), -1.0);
+            gs.symm_add(0, &pt, x.view_mut(), 0.5, Par::rayon(0));
+            let mut y = Array2::from_elem((n, n).f(), -1.0);
+            gs.symm_add_upper(0, &pt, tri, y.view_mut(), 0.5, Par::rayon(0));
+            assert!(
+                x.iter().zip(&y).all(|(a, b)| a.to_bits() == b.to_bits()),
+                "{simd:?} n {n}: skipping changed the symmetric product"
+            );
+            let err = max_rel(&y, &(-1.0 + 0.5 * g.dot(&t)));
+            assert!(err < 1e-13 * n as f64, "{simd:?} n {n}: symm error {err}");
+        }
+    }
+}
+
+#[test]
+fn a_band_that_is_not_zero_is_not_skipped_silently() {
+    // The promise is the caller's; this checks that the skip is real (so
+    // the bitwise test above can fail): a non-triangular operand declared
+    // triangular loses its lower entries.
+    let n = 600;
+    let t = random(n, n, 5);
+    let h = random(n, n, 6);
+    let (pt, ph) = (PackedRows::from_rows(t.view()), PackedRows::from_rows(h.view()));
+    let mut dense = Array2::zeros((n, n).f());
+    gemm_tn_lower_add_upper(dense.view_mut(), &ph, &pt, 0, 1.0, Par::Seq);
+    let mut skip = Array2::zeros((n, n).f());
+    gemm_tn_lower_add_upper(skip.view_mut(), &ph, &pt, n, 1.0, Par::Seq);
+    assert!(max_rel(&skip, &dense) > 1e-3);
+}
+
+#[test]
+fn set_rows_matches_setting_row_by_row_for_every_layout_and_selection() {
+    for simd in levels() {
+        for &(n, cols, width) in &[(3, 5, 7), (300, 70, 73), (513, 200, 203)] {
+            let a = random(n, cols, 21);
+            let af = a.t().as_standard_layout().t().to_owned(); // column-major
+            let selected: Vec<usize> = (0..n).filter(|i| i % 3 != 1).rev().collect();
+            for par in [Par::Seq, Par::rayon(0)] {
+                for src in [a.view(), af.view()] {
+                    for sel in [None, Some(&selected[..])] {
+                        let mut want = PackedRows::<f64>::with_simd(simd, width, n + 4);
+                        let mut got = PackedRows::<f64>::with_simd(simd, width, n + 4);
+                        let k = sel.map_or(n, <[usize]>::len);
+                        want.push_rows(k + 2);
+                        got.push_rows(k + 2);
+                        for i in 0..k {
+                            want.set(i + 2, 0, src.row(sel.map_or(i, |s| s[i])));
+                        }
+                        got.set_rows(2, src, sel, par);
+                        assert_eq!(got.to_array(), want.to_array(), "{simd:?} {n}x{cols} {par:?}");
+                    }
+                }
+            }
+        }
+    }
+}
