@@ -32,7 +32,8 @@ use crate::spec::{MapSpec, Tensors};
 use faer::linalg::triangular_inverse::invert_lower_triangular;
 use faer::{Mat, Side};
 use kapprox_core::{Par, dense};
-use ndarray::{Array2, ArrayView2, ArrayViewMut2, s};
+use ndarray::parallel::prelude::*;
+use ndarray::{Array2, ArrayView2, ArrayViewMut2, Axis, s};
 
 /// Default relative eigenvalue cut-off of [`Nystrom::fit`].
 ///
@@ -212,8 +213,14 @@ fn cholesky_normalization(kmm: ArrayView2<'_, f64>, rel_tol: f64) -> Option<Arra
     let llt = dense::as_faer(kmm).llt(Side::Lower).ok()?;
     let mut inv = Mat::<f64>::zeros(m, m);
     invert_lower_triangular(inv.as_mut(), llt.L(), par);
-    // Column j of N = L⁻ᵀ is row j of L⁻¹.
-    Some(Array2::from_shape_fn((m, m), |(i, j)| inv[(j, i)]))
+    // Row i of N = L⁻ᵀ is column i of L⁻¹, contiguous in faer's
+    // column-major storage: whole rows copied, not m² strided reads.
+    let mut n = Array2::zeros((m, m));
+    n.axis_iter_mut(Axis(0)).into_par_iter().enumerate().for_each(|(i, mut row)| {
+        let col = inv.col(i);
+        row.iter_mut().zip(col.iter()).for_each(|(r, &v)| *r = v);
+    });
+    Some(n)
 }
 
 /// `N = U_r Λ_r^{-1/2} (m, r)` from the eigendecomposition of `K_mm`, the

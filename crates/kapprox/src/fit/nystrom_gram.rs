@@ -58,7 +58,8 @@ use super::{FitConfig, Precision};
 use crate::method::MethodSpec;
 use anyhow::{Result, bail};
 use kapprox_features::{FeatureMap, KernelColumns, MapSpec};
-use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, Axis, Zip, s};
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis, CowArray, Ix2, Zip, s};
+use rayon::prelude::*;
 
 /// The largest `u·√m·max(s²/λ_r, s/√λ_r)` for which the pass accumulates
 /// kernel columns: the Gram's error estimate over `n`, at most `10⁻³` of
@@ -154,35 +155,92 @@ const POWER_STEPS: usize = 12;
 /// iteration comes within a small factor, which the doubling covers. The
 /// criterion it feeds keeps a factor of `10³` anyway.
 ///
-/// Each step is one sweep over the rows of `N` (`Nᵀ(Nv) = Σ_i (n_i·v) n_i`),
-/// contiguous for the row-major `N`: `4·m·r` flops.
-fn inverse_smallest_eigenvalue(n: ArrayView2<'_, f64>) -> f64 {
-    let n = n.as_standard_layout();
-    let r = n.ncols();
-    let mut column_norm2 = Array1::<f64>::zeros(r);
-    for row in n.rows() {
-        Zip::from(&mut column_norm2).and(&row).for_each(|s, &v| *s += v * v);
-    }
+/// Each step is one sweep over the rows of `N` (see [`RowSweep`]).
+fn inverse_smallest_eigenvalue(sweep: &RowSweep<'_>) -> f64 {
+    let column_norm2 = sweep.sum(&|_, row, mut acc| Zip::from(&mut acc).and(&row).for_each(|s, &v| *s += v * v));
     let mut estimate = column_norm2.iter().copied().fold(0.0, f64::max);
+    let r = sweep.n.ncols();
     let mut v = Array1::from_shape_fn(r, |i| 1.0 + (i % 7) as f64 / 7.0);
     v /= v.dot(&v).sqrt();
-    let mut w = Array1::<f64>::zeros(r);
     for _ in 0..POWER_STEPS {
-        w.fill(0.0);
-        for row in n.rows() {
-            w.scaled_add(row.dot(&v), &row);
-        }
+        let w = sweep.gram_times(&v);
         // v is a unit vector: vᵀ(NᵀN)v = w·v.
         estimate = estimate.max(w.dot(&v));
         let norm = w.dot(&w).sqrt();
         if !(norm.is_finite() && norm > 0.0) {
             break;
         }
-        v.assign(&w);
-        v /= norm;
+        v = w / norm;
     }
     2.0 * estimate
 }
+
+/// Sweeps over the rows of a row-major `N (m, r)`: `4·m·r` flops for
+/// `Nᵀ(Nv)`, fewer for the upper-triangular `N = L⁻ᵀ` (each row is read
+/// from its first nonzero on, half the matrix), in [`SWEEP_BLOCKS`] fixed
+/// blocks of rows on every core, summed in block order. The results are a
+/// function of `N` alone, whatever the thread count, so every process of a
+/// distributed fit computes the same bits.
+struct RowSweep<'a> {
+    n: CowArray<'a, f64, Ix2>,
+    /// Row `i`'s first nonzero column: the zeros before it add nothing.
+    first: Vec<usize>,
+    blocks: Vec<std::ops::Range<usize>>,
+}
+
+impl<'a> RowSweep<'a> {
+    fn new(n: ArrayView2<'a, f64>) -> Self {
+        let n = if n.is_standard_layout() {
+            CowArray::from(n)
+        } else {
+            CowArray::from(n.as_standard_layout().into_owned())
+        };
+        let r = n.ncols();
+        let first = n.rows().into_iter().map(|row| row.iter().position(|&v| v != 0.0).unwrap_or(r)).collect();
+        let block = n.nrows().div_ceil(SWEEP_BLOCKS).max(1);
+        let blocks = (0..n.nrows()).step_by(block).map(|b| b..(b + block).min(n.nrows())).collect();
+        RowSweep { n, first, blocks }
+    }
+
+    /// Row `i` from its first nonzero on.
+    fn row(&self, i: usize) -> ArrayView1<'_, f64> {
+        self.n.row(i).slice_move(s![self.first[i]..])
+    }
+
+    /// `Σ_i part(i, row_i, acc[first_i..])` over the rows, into a zero
+    /// `(r)` accumulator per block, the blocks' sums added in order.
+    fn sum(&self, part: &RowPart<'_>) -> Array1<f64> {
+        let r = self.n.ncols();
+        let parts: Vec<Array1<f64>> = self
+            .blocks
+            .par_iter()
+            .map(|b| {
+                let mut acc = Array1::<f64>::zeros(r);
+                for i in b.clone() {
+                    part(i, self.row(i), acc.slice_mut(s![self.first[i]..]));
+                }
+                acc
+            })
+            .collect();
+        parts.into_iter().reduce(|a, b| a + b).unwrap_or_else(|| Array1::zeros(r))
+    }
+
+    /// `Nᵀ u` for `u (m)`.
+    fn nt_times(&self, u: &Array1<f64>) -> Array1<f64> {
+        self.sum(&|i, row, mut acc| acc.scaled_add(u[i], &row))
+    }
+
+    /// `Nᵀ(N v)` for `v (r)`, in one sweep: `Σ_i (n_i·v) n_i`.
+    fn gram_times(&self, v: &Array1<f64>) -> Array1<f64> {
+        self.sum(&|i, row, mut acc| acc.scaled_add(row.dot(&v.slice(s![self.first[i]..])), &row))
+    }
+}
+
+/// What a sweep adds for row `i`: `(i, row_i, acc[first_i..])`.
+type RowPart<'p> = dyn Fn(usize, ArrayView1<'_, f64>, ArrayViewMut1<'_, f64>) + Sync + 'p;
+
+/// Fixed blocks of rows of the power sweeps (a few per core).
+const SWEEP_BLOCKS: usize = 16;
 
 /// The width of the statistics a fit pass accumulates for `map`: an upper
 /// bound, for the memory estimate, that does not decide the path (the
@@ -225,13 +283,15 @@ pub fn kernel_gram(cfg: &FitConfig, map: &dyn FeatureMap) -> Result<Option<Kerne
     let sample = landmarks.slice(s![..;step, ..]).to_owned();
     let columns = KernelColumns::new(params.kernel, landmarks)?;
     let (shift, s2) = column_spread(&columns, sample.view());
-    let inv_lambda_min = inverse_smallest_eigenvalue(normalization.view());
+    let sweep = RowSweep::new(normalization.view());
+    let inv_lambda_min = inverse_smallest_eigenvalue(&sweep);
     let m = normalization.nrows() as f64;
     let amplification = (s2 * inv_lambda_min).max((s2 * inv_lambda_min).sqrt());
     if f64::EPSILON / 2.0 * m.sqrt() * amplification > MAX_RELATIVE_GRAM_ERROR {
         return Ok(None);
     }
-    let offset = normalization.t().dot(&shift);
+    let offset = sweep.nt_times(&shift);
+    drop(sweep);
     let columns = ShiftedColumns { columns, shift };
     Ok(Some(KernelGram { columns, normalization, offset }))
 }
