@@ -79,6 +79,19 @@ impl Element for f32 {
     }
 }
 
+/// `dst.copy_from_slice(src)` with the panel widths' lengths known at
+/// compile time, so that a panel's run is a register move rather than a
+/// `memcpy` call (`set_rows` copies one run per row and panel).
+#[inline(always)]
+fn copy_run<T: Copy>(dst: &mut [T], src: &[T]) {
+    match (dst.len(), src.len()) {
+        (4, 4) => dst[..4].copy_from_slice(&src[..4]),
+        (8, 8) => dst[..8].copy_from_slice(&src[..8]),
+        (16, 16) => dst[..16].copy_from_slice(&src[..16]),
+        _ => dst.copy_from_slice(src),
+    }
+}
+
 /// Allocations hold one panel more than the columns need and are rounded
 /// up to a multiple of this, so that an edge tile (2 or 3 panels of rows,
 /// columns reaching into the next panel) reads zeros, not past the end.
@@ -279,15 +292,23 @@ impl<T: Element> PackedRows<T> {
         let data = &mut self.as_mut_slice()[..used * cap * panel];
         let fill = |(g, slots): (usize, &mut [T])| {
             let c0 = g * group * panel;
+            let panels = slots.len() / (cap * panel);
             for i in 0..n {
                 let src = selected.map_or(i, |s| s[i]);
-                for (q, slot) in slots.chunks_mut(cap * panel).enumerate() {
+                let row = values.row(src);
+                for q in 0..panels {
                     let c = c0 + q * panel;
-                    let dst = &mut slot[(row0 + i) * panel..][..panel.min(cols - c)];
-                    for (o, d) in dst.iter_mut().enumerate() {
-                        // SAFETY: src < values.nrows() (checked above) and
-                        // c + o < cols.
-                        *d = unsafe { *values.uget((src, c + o)) };
+                    let at = q * cap * panel + (row0 + i) * panel;
+                    let width = panel.min(cols - c);
+                    let dst = &mut slots[at..at + width];
+                    match row.as_slice() {
+                        Some(row) => copy_run(dst, &row[c..c + width]),
+                        None => {
+                            for (o, d) in dst.iter_mut().enumerate() {
+                                // SAFETY: c + o < cols.
+                                *d = unsafe { *row.uget(c + o) };
+                            }
+                        }
                     }
                 }
             }
