@@ -182,10 +182,8 @@ impl<T: Element> PackedRows<T> {
     /// Packs the rows of `a` laid out for `simd`.
     pub fn from_rows_with(simd: Simd, a: ArrayView2<'_, T>) -> Self {
         let mut p = Self::with_simd(simd, a.ncols(), a.nrows());
-        for row in a.rows() {
-            let r = p.push_row();
-            p.set(r, 0, row);
-        }
+        p.push_rows(a.nrows());
+        p.set_rows(0, a, None, Par::rayon(0));
         p
     }
 
