@@ -145,7 +145,7 @@ pub fn gemm_tn_lower_add_upper(
     assert_eq!(c.nrows(), c.ncols(), "gemm_tn_lower_add_upper: C is {:?}, not square", c.dim());
     check_operands("gemm_tn_lower_add_upper", c.dim(), a, b);
     assert!(b_upper <= b.len(), "gemm_tn_lower_add_upper: {b_upper} triangular rows of {}", b.len());
-    product_with(c, a, b, alpha, true, Zeros { a_upper: 0, b_upper }, TRIANGULAR_KC, par);
+    product_with(c, a, b, alpha, true, Zeros { b_upper }, TRIANGULAR_KC, par);
 }
 
 /// Rows per chunk of the products with triangular operands.
@@ -307,40 +307,34 @@ struct Product<T: Element> {
     zeros: Zeros,
 }
 
-/// Rows of the operands known to be zero in some columns, which the chains
-/// skip. Skipping a term `fma(a, 0, t) = t` (finite `a`) or a chunk whose
-/// chain is `+0` changes no bit of the result, so a product with known
-/// zeros is bitwise the product without them, at a fraction of the flops.
+/// Rows of the right operand known to be zero in some columns, which the
+/// chains skip. Skipping a term `fma(a, 0, t) = t` (finite `a`) or a chunk
+/// whose chain is `+0` changes no bit of the result, so a product with
+/// known zeros is bitwise the product without them, at a fraction of the
+/// flops.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Zeros {
-    /// Rows `0..a_upper` of the left operand are upper triangular: row `r`
+    /// Rows `0..b_upper` of the right operand are upper triangular: row `r`
     /// is zero in every column `< r`.
-    pub(crate) a_upper: usize,
-    /// The same for the right operand.
     pub(crate) b_upper: usize,
 }
 
 impl Zeros {
-    /// The rows of `rows` a tile whose left-operand columns end before
-    /// `a_end` and right-operand columns before `b_end` must visit: `rows`
-    /// without the operands' zero bands (rows `a_end..a_upper` of the left
-    /// operand, `b_end..b_upper` of the right one) where they cut off a
-    /// prefix or a suffix of it. A band strictly inside `rows` is kept (a
-    /// chain is one contiguous run of rows).
-    fn live(self, rows: Range<usize>, a_end: usize, b_end: usize) -> Range<usize> {
-        let cut = |rows: Range<usize>, band: Range<usize>| {
-            if band.is_empty() || band.end <= rows.start || band.start >= rows.end {
-                rows
-            } else if band.start <= rows.start {
-                band.end.min(rows.end)..rows.end
-            } else if band.end >= rows.end {
-                rows.start..band.start
-            } else {
-                rows
-            }
-        };
-        let rows = cut(rows, a_end.min(self.a_upper)..self.a_upper);
-        cut(rows, b_end.min(self.b_upper)..self.b_upper)
+    /// The rows of `rows` a tile whose right-operand columns end before
+    /// `b_end` must visit: `rows` without the zero band `b_end..b_upper`
+    /// where it cuts off a prefix or a suffix of it. A band strictly inside
+    /// `rows` is kept (a chain is one contiguous run of rows).
+    fn live(self, rows: Range<usize>, b_end: usize) -> Range<usize> {
+        let band = b_end.min(self.b_upper)..self.b_upper;
+        if band.is_empty() || band.end <= rows.start || band.start >= rows.end {
+            rows
+        } else if band.start <= rows.start {
+            band.end.min(rows.end)..rows.end
+        } else if band.end >= rows.end {
+            rows.start..band.start
+        } else {
+            rows
+        }
     }
 }
 
@@ -392,7 +386,7 @@ impl<T: Element> Product<T> {
                     if lower && i0 + mr <= j0 {
                         continue;
                     }
-                    let rows = zeros.live(k0..k0 + kk, i0 + mr, j0 + nr);
+                    let rows = zeros.live(k0..k0 + kk, j0 + nr);
                     if rows.is_empty() {
                         continue;
                     }

@@ -281,6 +281,11 @@ impl<T: Element> PackedRows<T> {
         if let Some(&bad) = selected.and_then(|s| s.iter().find(|&&i| i >= values.nrows())) {
             panic!("PackedRows: selected row {bad} of {} rows", values.nrows());
         }
+        if n == 0 || cols == 0 {
+            // Nothing to write (and chunks of an empty block's zero slots
+            // would be chunks of size zero).
+            return;
+        }
         let (panel, cap) = (self.panel, self.capacity);
         // Panels per group: 64 values of a row (512 bytes of f64) when rows
         // are contiguous; one panel otherwise (its columns are then read in

@@ -217,7 +217,7 @@ impl PackedSymmetric {
             b: Operand::whole(v),
             alpha,
             lower: false,
-            zeros: Zeros { a_upper: 0, b_upper: v_upper },
+            zeros: Zeros { b_upper: v_upper },
         };
         // SAFETY: x is a live column-major (m, kv) view borrowed mutably;
         // the left operand is the rows start.. of columns start.. of the

@@ -276,6 +276,11 @@ fn a_band_that_is_not_zero_is_not_skipped_silently() {
 
 #[test]
 fn set_rows_matches_setting_row_by_row_for_every_layout_and_selection() {
+    // An empty block (capacity 0) packs an empty matrix.
+    for simd in levels() {
+        let empty = PackedRows::<f64>::from_rows_with(simd, Array2::<f64>::zeros((0, 5)).view());
+        assert!(empty.is_empty());
+    }
     for simd in levels() {
         for &(n, cols, width) in &[(3, 5, 7), (300, 70, 73), (513, 200, 203)] {
             let a = random(n, cols, 21);
@@ -294,6 +299,10 @@ fn set_rows_matches_setting_row_by_row_for_every_layout_and_selection() {
                         }
                         got.set_rows(2, src, sel, par);
                         assert_eq!(got.to_array(), want.to_array(), "{simd:?} {n}x{cols} {par:?}");
+                        // No rows, or no columns: nothing to write.
+                        got.set_rows(0, src.slice(s![..0, ..]), None, par);
+                        got.set_rows(0, src.slice(s![..2, ..0]), None, par);
+                        assert_eq!(got.to_array(), want.to_array());
                     }
                 }
             }
