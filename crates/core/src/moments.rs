@@ -715,6 +715,23 @@ mod tests {
         assert!(one.augmented_gram().iter().zip(proj.augmented_gram()).all(|(a, b)| a.to_bits() == b.to_bits()));
     }
 
+    /// The statistics of the rows `z P + d` (with targets `y`).
+    fn moments_of_mapped_rows(z: &Array2<f64>, y: &Array2<f64>, p: &Array2<f64>, d: &Array1<f64>) -> Moments {
+        let mut m = Moments::new(p.ncols(), y.ncols());
+        m.update((z.dot(p) + d).view(), y.view());
+        m.flush();
+        m
+    }
+
+    /// The largest difference of `got`'s augmented Gram from `want`'s, and
+    /// the largest entry of `want`'s.
+    fn gram_error(got: &Moments, want: &Moments) -> (f64, f64) {
+        let want = want.augmented_gram();
+        let scale = want.iter().fold(0.0f64, |s, v| s.max(v.abs()));
+        let err = (&got.augmented_gram() - &want).iter().fold(0.0f64, |s, v| s.max(v.abs()));
+        (err, scale)
+    }
+
     #[test]
     fn project_affine_adds_the_offset_to_every_row() {
         let (z, y) = data(600, 131, 2);
@@ -723,14 +740,9 @@ mod tests {
         m.flush();
         let p = Array2::from_shape_fn((131, 150), |(i, j)| ((i * 13 + j * 7) % 17) as f64 / 17.0 - 0.5);
         let d = Array1::from_shape_fn(150, |j| (j % 5) as f64 - 2.0);
-        let zp = z.dot(&p) + &d;
-        let mut mp = Moments::new(150, 2);
-        mp.update(zp.view(), y.view());
-        mp.flush();
+        let mp = moments_of_mapped_rows(&z, &y, &p, &d);
         let proj = m.project_affine(p.view(), d.view());
-        let want = mp.augmented_gram();
-        let scale = want.iter().fold(0.0f64, |s, v| s.max(v.abs()));
-        let err = (&proj.augmented_gram() - &want).iter().fold(0.0f64, |s, v| s.max(v.abs()));
+        let (err, scale) = gram_error(&proj, &mp);
         assert!(err < 1e-12 * scale, "projection error {err} of {scale}");
         // The offset is what moves the statistics: without it, z̄ is wrong.
         let plain = m.project(p.view());
@@ -754,26 +766,13 @@ mod tests {
         );
         assert!(is_upper_triangular(p.view()));
         let d = Array1::from_shape_fn(l, |j| (j % 5) as f64 - 2.0);
-        let zp = z.dot(&p) + &d;
-        let mut mp = Moments::new(l, k);
-        mp.update(zp.view(), y.view());
-        mp.flush();
-        let proj = m.project_affine(p.view(), d.view());
-        let want = mp.augmented_gram();
-        let scale = want.iter().fold(0.0f64, |s, v| s.max(v.abs()));
-        let err = (&proj.augmented_gram() - &want).iter().fold(0.0f64, |s, v| s.max(v.abs()));
+        let (err, scale) = gram_error(&m.project_affine(p.view(), d.view()), &moments_of_mapped_rows(&z, &y, &p, &d));
         assert!(err < 1e-12 * scale, "projection error {err} of {scale}");
         // One entry below the diagonal makes it dense again.
         let mut q = p.clone();
         q[[l - 1, 0]] = 1e-3;
         assert!(!is_upper_triangular(q.view()));
-        let zq = z.dot(&q) + &d;
-        let mut mq = Moments::new(l, k);
-        mq.update(zq.view(), y.view());
-        mq.flush();
-        let err = (&m.project_affine(q.view(), d.view()).augmented_gram() - &mq.augmented_gram())
-            .iter()
-            .fold(0.0f64, |s, v| s.max(v.abs()));
+        let (err, scale) = gram_error(&m.project_affine(q.view(), d.view()), &moments_of_mapped_rows(&z, &y, &q, &d));
         assert!(err < 1e-12 * scale, "dense projection error {err} of {scale}");
     }
 }
