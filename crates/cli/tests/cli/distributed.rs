@@ -539,10 +539,47 @@ mod mpi {
         dir.listing().into_iter().filter(|p| p.contains(".kapprox-") || p.ends_with(".tmp")).collect()
     }
 
-    /// `mpirun -n 3 kapprox <args>` with rank 1 SIGKILLed half-way through
+    /// The files under `path` (a file or a directory) with their bytes.
+    fn snapshot(path: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+        let mut files = Vec::new();
+        let mut todo = vec![path.to_path_buf()];
+        while let Some(p) = todo.pop() {
+            if p.is_dir() {
+                todo.extend(std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
+            } else {
+                files.push((p.clone(), std::fs::read(&p).unwrap()));
+            }
+        }
+        files.sort();
+        files
+    }
+
+    /// Removes `out` (a file or a directory) under `dir`.
+    fn remove(dir: &Dir, out: &str) {
+        let _ = std::fs::remove_dir_all(dir.join(out)).or_else(|_| std::fs::remove_file(dir.join(out)));
+    }
+
+    /// Waits until no rank of a job in `dir` runs (mpirun may return while
+    /// the other ranks are still being stopped).
+    fn ranks_stopped(dir: &Dir) {
+        let stopped = std::time::Instant::now();
+        while !(rank_pids(dir, 0).is_empty() && rank_pids(dir, 1).is_empty() && rank_pids(dir, 2).is_empty()) {
+            assert!(stopped.elapsed() < std::time::Duration::from_secs(10), "ranks outlived the job by 10 s");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+
+    /// `mpirun -n 3 kapprox <args>` with rank 1 SIGKILLed part-way through
     /// (timed by a run that is not killed): the job fails, nothing is left
     /// at `out`, and a rerun writes the whole output and removes whatever
     /// the killed run left.
+    ///
+    /// The kill comes after half the reference run's time, then a quarter,
+    /// an eighth, a sixteenth: a run can be faster than the reference (which
+    /// shares the machine with other tests), and rank 1 can outlive rank 0's
+    /// write. A kill that lands after the output was written must find it
+    /// whole (the bytes of the reference run), and another attempt follows;
+    /// one attempt must land before the write.
     fn rank_killed_half_way(dir: &Dir, args: &[&str], out: &str) {
         let job = || {
             let mut c = Command::new("mpirun");
@@ -554,22 +591,39 @@ mod mpi {
         mpirun(dir, 3, args);
         let whole = t.elapsed();
         let complete = dir.listing();
-        let _ = std::fs::remove_dir_all(dir.join(out)).or_else(|_| std::fs::remove_file(dir.join(out)));
-        let child = job().spawn().unwrap();
-        std::thread::sleep(whole / 2);
-        let pids = rank_pids(dir, 1);
-        assert_eq!(pids.len(), 1, "rank 1 of {args:?} is not running {:?} after the start", whole / 2);
-        assert!(Command::new("kill").args(["-KILL", &pids[0]]).status().unwrap().success());
-        let o = child.wait_with_output().unwrap();
-        eprintln!("{args:?}: rank 1 killed after {:?} of {:?}: {:?}", whole / 2, whole, o.status);
-        assert!(!o.status.success(), "mpirun succeeded although rank 1 was killed");
-        assert!(!dir.join(out).exists(), "{out} was written by a job whose rank 1 was killed");
-        // mpirun may return while the other ranks are still being stopped.
-        let stopped = std::time::Instant::now();
-        while !(rank_pids(dir, 0).is_empty() && rank_pids(dir, 2).is_empty()) {
-            assert!(stopped.elapsed() < std::time::Duration::from_secs(10), "ranks outlived the job by 10 s");
-            std::thread::sleep(std::time::Duration::from_millis(50));
+        let reference = snapshot(&dir.join(out));
+        remove(dir, out);
+        let mut landed = false;
+        for attempt in 0..4 {
+            let delay = whole / (2 << attempt);
+            let child = job().spawn().unwrap();
+            std::thread::sleep(delay);
+            let pids = rank_pids(dir, 1);
+            if pids.is_empty() {
+                // Rank 1 already finished (or not started): nothing to kill.
+                eprintln!("{args:?}: rank 1 not running after {delay:?} of {whole:?}; trying earlier");
+                let _ = child.wait_with_output();
+                ranks_stopped(dir);
+                remove(dir, out);
+                continue;
+            }
+            assert_eq!(pids.len(), 1, "{args:?}: rank 1 runs as {pids:?}");
+            assert!(Command::new("kill").args(["-KILL", &pids[0]]).status().unwrap().success());
+            let o = child.wait_with_output().unwrap();
+            eprintln!("{args:?}: rank 1 killed after {delay:?} of {whole:?}: {:?}", o.status);
+            assert!(!o.status.success(), "mpirun succeeded although rank 1 was killed");
+            ranks_stopped(dir);
+            if dir.join(out).exists() {
+                // The kill came after the write: the output must be whole.
+                assert!(snapshot(&dir.join(out)) == reference, "{out}: a killed job left a partial output");
+                eprintln!("{args:?}: the output was written before the kill; trying earlier");
+                remove(dir, out);
+                continue;
+            }
+            landed = true;
+            break;
         }
+        assert!(landed, "{args:?}: no kill landed before the output was written in 4 attempts");
         mpirun(dir, 3, args);
         assert_eq!(leftovers(dir), Vec::<String>::new(), "left over after the rerun");
         assert_eq!(dir.listing(), complete, "the rerun's output differs from the first run's");
