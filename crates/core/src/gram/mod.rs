@@ -123,9 +123,8 @@ pub fn gemm_tn_lower_add<T: Element>(
 /// the product costs about a third of the dense one when `b` is triangular
 /// throughout. The rows run in chunks of [`TRIANGULAR_KC`], each chunk's
 /// chains added to `C` in order, so that a tile skips whole chunks past its
-/// last nonzero row. (For dense operands the chunks neither gain nor lose
-/// measurably against one chain over all rows: about 1–1.2 s either way for
-/// the lower triangle of a `4098²` product on 2 cores.)
+/// last nonzero row. (For dense operands the chunks measured neither faster
+/// nor slower than one chain over all rows, at `4098²` on 2 cores.)
 ///
 /// Bitwise the same for every `par`, thread count and instruction set,
 /// and the same as without `b_upper` (a skipped term or chunk adds an
