@@ -101,6 +101,37 @@ impl Moments {
         m
     }
 
+    /// [`Moments::from_augmented_gram`] that takes the array instead of
+    /// copying it: for statistics assembled in a fresh `(w, w)` column-major
+    /// array (e.g. with target columns added), where a copy of an `l = 4096`
+    /// Gram costs a 134 MB allocation and pass. Entries above the diagonal
+    /// are zeroed; an array in another layout is copied.
+    ///
+    /// # Panics
+    /// `gram` must be square of side `n_features + 1 + n_targets`.
+    #[track_caller]
+    pub fn from_augmented_gram_owned(n_features: usize, n_targets: usize, mut gram: Array2<f64>) -> Self {
+        let w = n_features + 1 + n_targets;
+        assert_eq!(gram.dim(), (w, w), "augmented Gram must be {w}x{w}");
+        if !gram.t().is_standard_layout() {
+            return Moments::from_augmented_gram(n_features, n_targets, gram.view());
+        }
+        for (j, mut col) in gram.columns_mut().into_iter().enumerate() {
+            // Test before writing: an untouched page of a fresh zeroed
+            // array is only read, not faulted in as a private copy.
+            for v in col.slice_mut(s![..j]) {
+                if *v != 0.0 {
+                    *v = 0.0;
+                }
+            }
+        }
+        let mut m = Moments::new(0, 0);
+        m.n_features = n_features;
+        m.n_targets = n_targets;
+        m.gram = gram;
+        m
+    }
+
     /// Sets the parallelism of the block GEMM. Default: all rayon threads.
     pub fn with_par(mut self, par: Par) -> Self {
         self.par = par;
@@ -536,6 +567,25 @@ mod tests {
         assert!(close(&m.yy(), &y.t().dot(&y)));
         let zs = z.sum_axis(ndarray::Axis(0));
         assert!((m.z_sum() - zs).iter().all(|v| v.abs() < 1e-9));
+    }
+
+    #[test]
+    fn an_owned_gram_is_taken_with_its_upper_part_zeroed() {
+        let (z, y) = data(700, 5, 2);
+        let mut m = Moments::new(5, 2);
+        m.update(z.view(), y.view());
+        m.flush();
+        let want = m.augmented_gram().to_owned();
+        // Entries above the diagonal must not survive, in either layout.
+        let junk = |(i, j): (usize, usize)| if i < j { 1e3 + (i * 8 + j) as f64 } else { want[[i, j]] };
+        let column_major = Array2::from_shape_fn((8, 8).f(), junk);
+        let row_major = Array2::from_shape_fn((8, 8), junk);
+        for g in [column_major, row_major] {
+            let owned = Moments::from_augmented_gram_owned(5, 2, g.clone());
+            assert_eq!(owned.augmented_gram(), want.view());
+            assert_eq!(owned.augmented_gram(), Moments::from_augmented_gram(5, 2, g.view()).augmented_gram());
+            assert_eq!(owned.zz(), m.zz());
+        }
     }
 
     #[test]

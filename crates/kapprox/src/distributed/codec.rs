@@ -19,7 +19,7 @@ use anyhow::{Context, Result, bail};
 use kapprox_core::Moments;
 use kapprox_features::{FeatureMap, MapSpec, Tensors};
 use kapprox_sketch::Reservoir;
-use ndarray::{Array1, Array2, ArrayD, ArrayView2, Ix1, Ix2};
+use ndarray::{Array1, Array2, ArrayD, ArrayView2, Ix1, Ix2, ShapeBuilder, s};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
@@ -99,13 +99,13 @@ fn unpack_lower(v: &Array1<f64>, w: usize) -> Result<Array2<f64>> {
     if v.len() != w * (w + 1) / 2 {
         bail!("a packed Gram of width {w} needs {} values, found {}", w * (w + 1) / 2, v.len());
     }
-    let mut g = Array2::zeros((w, w));
+    // Column-major, as `Moments` keeps it: the columns are filled in place
+    // and the array is taken without a copy.
+    let mut g = Array2::zeros((w, w).f());
     let mut k = 0;
-    for j in 0..w {
-        for i in j..w {
-            g[[i, j]] = v[k];
-            k += 1;
-        }
+    for (j, mut col) in g.columns_mut().into_iter().enumerate() {
+        col.slice_mut(s![j..]).assign(&v.slice(s![k..k + w - j]));
+        k += w - j;
     }
     Ok(g)
 }
@@ -122,7 +122,7 @@ fn encode_moments(m: &Moments, name: String, enc: &mut Encoder) -> Value {
 fn decode_moments(v: &Value, dec: &mut Decoder) -> Result<Moments> {
     let (l, k) = (usize_of(v, "n_features")?, usize_of(v, "n_targets")?);
     let g = unpack_lower(&dec.take1(field(v, "gram")?)?, l + 1 + k)?;
-    Ok(Moments::from_augmented_gram(l, k, g.view()))
+    Ok(Moments::from_augmented_gram_owned(l, k, g))
 }
 
 fn encode_reservoir(r: &Reservoir, name: String, enc: &mut Encoder) -> Value {

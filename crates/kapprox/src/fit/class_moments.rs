@@ -9,7 +9,8 @@
 
 use kapprox_core::Moments;
 use kapprox_core::sparse::SparseRowsView;
-use ndarray::{Array1, Array2, ArrayView1, ArrayView2};
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis, ShapeBuilder};
+use rayon::prelude::*;
 use std::collections::BTreeMap;
 
 /// Ordered key for a class label (labels are finite f64 values).
@@ -155,33 +156,47 @@ impl ClassMoments {
     /// Full one-vs-rest statistics for the class list `classes` (ascending;
     /// may include classes this accumulator never saw, e.g. a validation
     /// part missing a rare class).
+    ///
+    /// Built column by column in the accumulator's column-major layout, on
+    /// every core: at `l = 4096` a copy through a row-major array (two
+    /// strided passes over 134 MB per split part) took 0.8 s of a fit.
     pub fn to_moments(&mut self, classes: &[f64]) -> Moments {
         self.gram.flush();
         let l = self.gram.n_features();
         let k = classes.len();
         let g0 = self.gram.augmented_gram();
         let n = g0[[l, l]];
-        let zsum = g0.row(l).slice(ndarray::s![0..l]).to_owned();
-        let w = l + 1 + k;
-        let mut g = Array2::<f64>::zeros((w, w));
-        g.slice_mut(ndarray::s![0..l + 1, 0..l + 1]).assign(&g0);
-        let stat = |c: f64| -> (Array1<f64>, f64) {
-            match self.sums.get(&LabelKey::of(c)) {
+        let zsum: Array1<f64> = g0.row(l).slice(ndarray::s![0..l]).to_owned();
+        let per: Vec<(Array1<f64>, f64)> = classes
+            .iter()
+            .map(|&c| match self.sums.get(&LabelKey::of(c)) {
                 Some((_, s, nc)) => (s.clone(), *nc),
                 None => (Array1::zeros(l), 0.0),
+            })
+            .collect();
+        let w = l + 1 + k;
+        let mut g = Array2::<f64>::zeros((w, w).f());
+        g.axis_iter_mut(Axis(1)).into_par_iter().enumerate().for_each(|(j, mut col)| {
+            // The lower triangle only: rows j.. of column j.
+            if j <= l {
+                col.slice_mut(ndarray::s![j..=l]).assign(&g0.slice(ndarray::s![j..=l, j]));
             }
-        };
-        let per: Vec<(Array1<f64>, f64)> = classes.iter().map(|&c| stat(c)).collect();
-        for (t, (s, nc)) in per.iter().enumerate() {
-            let r = l + 1 + t;
-            let zy = s * 2.0 - &zsum;
-            g.slice_mut(ndarray::s![r, 0..l]).assign(&zy);
-            g[[r, l]] = 2.0 * nc - n;
-            for (u, (_, nd)) in per.iter().enumerate().take(t + 1) {
-                g[[r, l + 1 + u]] = if u == t { n } else { n - 2.0 * nc - 2.0 * nd };
+            for (t, (s, nc)) in per.iter().enumerate() {
+                let r = l + 1 + t;
+                col[r] = match j {
+                    // Zᵀy_t = 2·S_t − Σz, then Σy_t.
+                    j if j < l => 2.0 * s[j] - zsum[j],
+                    j if j == l => 2.0 * nc - n,
+                    // y_tᵀy_u for u ≤ t.
+                    j if j <= r => {
+                        let (u, nd) = (j - l - 1, per[j - l - 1].1);
+                        if u == t { n } else { n - 2.0 * nc - 2.0 * nd }
+                    }
+                    _ => continue,
+                };
             }
-        }
-        Moments::from_augmented_gram(l, k, g.view())
+        });
+        Moments::from_augmented_gram_owned(l, k, g)
     }
 }
 
