@@ -71,6 +71,6 @@ pub fn dense_par() -> Par {
     INSTALLED.call_once(|| faer::set_global_parallelism(par));
     par
 }
-pub use moments::{CenteredMoments, Moments};
+pub use moments::{AffineProjection, CenteredMoments, Moments};
 pub use rng::Domain;
 pub use sparse::{SparseRows, SparseRowsView};

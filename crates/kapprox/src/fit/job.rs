@@ -18,7 +18,7 @@
 //! [`Progress`], which `crate::distributed` serialises into pass-result
 //! files, so the passes can run in other processes or on other machines.
 
-use super::nystrom_gram::accumulated_width;
+use super::nystrom_gram::{KernelGram, accumulated_width, kernel_gram};
 use super::passes::{
     FitState, PrepareState, SketchInput, SketchState, fit_pass, prepare_pass, read_options, sketch_pass,
 };
@@ -104,6 +104,10 @@ pub struct FitJob {
     plan: Vec<PassKind>,
     progress: Progress,
     dataset: Option<Dataset>,
+    /// Per candidate, how its Nyström statistics are projected (see
+    /// `nystrom_gram`): made from the maps once per process, used by the
+    /// fit pass and by selection.
+    kernel_grams: Option<Vec<Option<KernelGram>>>,
     stat_bytes: u64,
     timings: Timings,
     started: Instant,
@@ -146,6 +150,7 @@ impl FitJob {
             plan,
             progress,
             dataset: None,
+            kernel_grams: None,
             stat_bytes: 0,
             timings: Timings::default(),
             started: Instant::now(),
@@ -178,6 +183,7 @@ impl FitJob {
     /// of a pass from another) and prepares the next pass.
     pub fn set_progress(&mut self, progress: Progress) -> Result<()> {
         self.progress = progress;
+        self.kernel_grams = None;
         self.enter()
     }
 
@@ -271,6 +277,7 @@ impl FitJob {
                     })
                     .collect::<Result<_>>()?;
                 self.progress.maps = Some(maps);
+                self.kernel_grams = None;
             }
             let maps = self.progress.maps.as_ref().expect("built above");
             // Nyström accumulating kernel columns holds m, not r, columns.
@@ -289,6 +296,9 @@ impl FitJob {
     pub fn run_pass(&mut self, shards: &[usize], observer: &dyn Observer) -> Result<PassState> {
         let t = Instant::now();
         let kind = self.next_pass();
+        if kind == PassKind::Fit {
+            self.make_kernel_grams()?;
+        }
         let read = self.read(shards);
         self.dataset()?;
         let ds = self.dataset.as_ref().expect("opened above");
@@ -324,7 +334,8 @@ impl FitJob {
             PassKind::Fit => {
                 let prepared = self.progress.prepared.as_ref().expect("prepared before the fit pass");
                 let maps = self.progress.maps.as_ref().expect("maps built before the fit pass");
-                let (st, _) = fit_pass(cfg, ds, read, &prepared.scaler, maps, observer)?;
+                let grams = self.kernel_grams.as_deref().expect("made above");
+                let (st, _) = fit_pass(cfg, ds, read, &prepared.scaler, maps, grams, observer)?;
                 PassState::Fit(st)
             }
         };
@@ -370,6 +381,16 @@ impl FitJob {
         Ok(None)
     }
 
+    /// Makes [`FitJob::kernel_grams`] from the fit pass's maps, once.
+    fn make_kernel_grams(&mut self) -> Result<()> {
+        if self.kernel_grams.is_none() {
+            let maps = self.progress.maps.as_ref().expect("maps built before the fit pass");
+            let grams = maps.iter().map(|m| kernel_gram(&self.cfg, m.as_ref())).collect::<Result<_>>()?;
+            self.kernel_grams = Some(grams);
+        }
+        Ok(())
+    }
+
     /// Runs the remaining passes in this process, each over all shards.
     pub fn run_to_end(&mut self, observer: &dyn Observer) -> Result<(Model, FitReport)> {
         let all: Vec<usize> = (0..self.n_shards()).collect();
@@ -385,9 +406,11 @@ impl FitJob {
         let t = Instant::now();
         let (rows, skipped, imputed) = (state.rows, state.skipped, state.imputed);
         let other = state.other.clone();
+        self.make_kernel_grams()?;
+        let grams = self.kernel_grams.take().expect("made above");
         let maps = self.progress.maps.take().expect("maps built before the fit pass");
         let prepared = self.progress.prepared.take().expect("prepared before the fit pass");
-        let sel = select(&self.cfg, &self.cfg.method, &prepared.sigmas, state, maps)?;
+        let sel = select(&self.cfg, &self.cfg.method, &prepared.sigmas, state, maps, grams)?;
         self.timings.solve += t.elapsed().as_secs_f64();
         self.progress.done += 1;
         let cfg = &self.cfg;

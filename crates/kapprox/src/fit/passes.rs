@@ -17,7 +17,7 @@
 use super::FitConfig;
 use super::acc::Acc;
 use super::config::Precision;
-use super::nystrom_gram::{ShiftedColumns, kernel_gram};
+use super::nystrom_gram::KernelGram;
 use crate::observer::Observer;
 use crate::pipeline::{Features, Pass, PassReport};
 use anyhow::Result;
@@ -329,18 +329,17 @@ pub fn fit_pass(
     read: ReadOptions,
     scaler: &Scaler,
     maps: &[Box<dyn FeatureMap>],
+    kernel_grams: &[Option<KernelGram>],
     observer: &dyn Observer,
 ) -> Result<(FitState, PassReport)> {
     let split = cfg.split;
     let n_parts = split.n_parts();
     // Nyström candidates whose statistics can be projected accumulate their
     // kernel columns instead (see `nystrom_gram`).
-    let kernel_columns: Vec<Option<ShiftedColumns>> =
-        maps.iter().map(|m| Ok(kernel_gram(cfg, m.as_ref())?.map(|g| g.columns))).collect::<Result<_>>()?;
     let map_refs: Vec<&dyn FeatureMap> = maps
         .iter()
-        .zip(&kernel_columns)
-        .map(|(m, c)| c.as_ref().map_or(m.as_ref(), |c| c as &dyn FeatureMap))
+        .zip(kernel_grams)
+        .map(|(m, g)| g.as_ref().map_or(m.as_ref(), |g| &g.columns as &dyn FeatureMap))
         .collect();
     let mut state = FitState {
         parts: map_refs.iter().map(|m| (0..n_parts).map(|_| Acc::new(cfg.task, m.n_output())).collect()).collect(),

@@ -18,7 +18,7 @@
 
 use super::acc::Acc;
 use super::extend::{ALPHA_ROUNDS, alpha_extension};
-use super::nystrom_gram::kernel_gram;
+use super::nystrom_gram::{KernelGram, normalization};
 use super::passes::FitState;
 use super::report::{CandidateReport, CurvePoint, default_alphas};
 use super::tefm_gram::project_one_pass;
@@ -26,7 +26,7 @@ use super::{FitConfig, Split};
 use crate::method::MethodSpec;
 use crate::model::Task;
 use anyhow::{Context, Result, bail};
-use kapprox_core::Moments;
+use kapprox_core::{AffineProjection, Moments};
 use kapprox_features::FeatureMap;
 use kapprox_features::tefm::Strategy;
 use kapprox_solve::RidgeModel;
@@ -63,13 +63,19 @@ fn finish_candidate(
     method: &MethodSpec,
     accs: Vec<Acc>,
     map: Box<dyn FeatureMap>,
+    kernel_gram: Option<KernelGram>,
     classes: &[f64],
 ) -> Result<Finished> {
     let mut parts: Vec<Moments> = accs.into_iter().map(|a| a.into_moments(classes)).collect();
-    if let Some(g) = kernel_gram(cfg, map.as_ref())? {
+    if let Some(g) = kernel_gram {
         // The pass accumulated the shifted kernel columns: project them by
         // N and add back Nᵀc.
-        parts = parts.iter().map(|p| p.project_affine(g.normalization.view(), g.offset.view())).collect();
+        drop(g.columns);
+        let n = normalization(map.as_ref())?;
+        let k = parts.first().map_or(0, Moments::n_targets);
+        let projection = AffineProjection::new(n.view(), g.offset.view(), k, kapprox_core::dense_par());
+        drop(n);
+        parts = parts.iter().map(|p| projection.apply(p)).collect();
         return Ok(Finished { parts, map });
     }
     if let MethodSpec::Tefm { strategy: Strategy::OnePass, .. } = method {
@@ -93,13 +99,15 @@ fn total_of(parts: Vec<Moments>) -> Moments {
     t
 }
 
-/// Selects σ and α and refits the winner on all rows.
+/// Selects σ and α and refits the winner on all rows. `kernel_grams`: per
+/// candidate, the split its fit pass used (see `nystrom_gram`).
 pub fn select(
     cfg: &FitConfig,
     method: &MethodSpec,
     sigmas: &[f64],
     mut state: FitState,
     maps: Vec<Box<dyn FeatureMap>>,
+    kernel_grams: Vec<Option<KernelGram>>,
 ) -> Result<Selection> {
     let held = cfg.split.held_out_parts();
     let classes: Option<Vec<f64>> = (cfg.task == Task::Classification).then(|| {
@@ -130,8 +138,8 @@ pub fn select(
     let mut leader: Option<(usize, Finished)> = None;
     let mut alphas_added = 0;
     let parts = std::mem::take(&mut state.parts);
-    for ((accs, map), &sigma) in parts.into_iter().zip(maps).zip(sigmas) {
-        let f = finish_candidate(cfg, method, accs, map, &class_list)?;
+    for (((accs, map), gram), &sigma) in parts.into_iter().zip(maps).zip(kernel_grams).zip(sigmas) {
+        let f = finish_candidate(cfg, method, accs, map, gram, &class_list)?;
         for &p in &held {
             if f.parts[p].n_samples() == 0.0 {
                 bail!("held-out part {p} of the split has no rows: too few rows to validate");
