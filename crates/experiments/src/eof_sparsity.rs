@@ -90,8 +90,15 @@ pub fn count_nnz(model: &Model, train: &Path, observer: &dyn Observer) -> Result
     let ds = Dataset::open(train)?;
     let read = ReadOptions::new(model.doc.feature_columns.clone());
     let mut nnz = 0u64;
-    let pass =
-        Pass { dataset: &ds, read, scaler: &model.doc.scaler, maps: vec![model.map.as_ref()], label: "nnz", observer };
+    let pass = Pass {
+        dataset: &ds,
+        read,
+        scaler: &model.doc.scaler,
+        maps: vec![model.map.as_ref()],
+        label: "nnz",
+        observer,
+        store: None,
+    };
     pass.run(&mut |_, _, z| {
         nnz += match z {
             Features::Dense(z) => z.iter().filter(|v| **v != 0.0).count() as u64,

@@ -160,7 +160,7 @@ pub fn featurize(cfg: &FeaturizeConfig, observer: &dyn Observer) -> Result<Featu
             let all: Vec<usize> = (0..ds.shards().len()).collect();
             let read = prepare_read(cfg, &inputs).with_shards(all);
             let (stats, sample) = stats_and_sample(&ds, &features, *sigma, |need_stats, rows| {
-                Ok(crate::fit::passes::prepare_pass(&ds, read, need_stats, rows, *seed, observer)?.0)
+                Ok(crate::fit::passes::prepare_pass(&ds, read, need_stats, rows, *seed, observer, None)?.0)
             })?;
             let sample = learn_means(cfg, &mut inputs, &stats, sample)?;
             let (scaler, map) = method_map(method, *sigma, *scale, *seed, &stats, sample, features.len())?;
@@ -387,7 +387,7 @@ pub(crate) fn write_features(
     let opts = opts.with_carried(read.label.clone()).with_row_group_rows(row_group_rows(read.chunk_rows, l, 8));
     let mut dense = PerShard::new(|w: DenseFeatureWriter| Ok(w.finish()?));
     let mut sparse = PerShard::new(|w: SparseFeatureWriter| Ok(w.finish()?));
-    let pass = Pass { dataset: ds, read, scaler, maps: vec![map], label: "featurize", observer };
+    let pass = Pass { dataset: ds, read, scaler, maps: vec![map], label: "featurize", observer, store: None };
     let report = pass.run(&mut |chunk, _, z| {
         let values = match z {
             Features::Dense(z) => z.view(),

@@ -105,7 +105,7 @@ pub fn load_rows(
     let features = columns.select(&ds, label, false)?.numeric;
     let read = ReadOptions::new(features.clone());
     let stored = ds.stored_stats().and_then(|s| s.select(&features, ds.path()).ok());
-    let (state, _) = prepare_pass(&ds, read, stored.is_none(), max_rows, seed, observer)?;
+    let (state, _) = prepare_pass(&ds, read, stored.is_none(), max_rows, seed, observer, None)?;
     let stats = stored.or(state.stats).context("column statistics")?;
     let (ids, mut x) = state.sample.context("row sample")?.finish();
     Scaler::fit(scale, &stats).apply_in_place(x.view_mut());

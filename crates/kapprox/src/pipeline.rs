@@ -12,8 +12,17 @@
 //! Peak memory of a pass: the reader's in-flight chunks
 //! (`prefetch × chunk_rows × d` doubles) + one feature buffer (`chunk_rows
 //! × l` doubles for [`Pass::run`], at most [`tile_rows`]`(l) × l` for
-//! [`Pass::run_tiled`]) + whatever the sink accumulates. Nothing grows
-//! with the number of rows.
+//! [`Pass::run_tiled`]) + whatever the sink accumulates + the decoded rows a
+//! [`ChunkStore`] keeps for the next pass (at most its budget). Nothing
+//! grows with the number of rows.
+//!
+//! A job of several passes over the same rows (`fit` with `--sigma auto` or
+//! Nyström landmarks: a prepare pass, then the fit pass) hands its passes
+//! a [`ChunkStore`]: a pass that reads keeps its decoded chunks while they
+//! fit the budget, and the next pass with the same reading options replays
+//! them instead of decoding the files again. The chunks are the same, so
+//! the result is bitwise the same; data beyond the budget is read every
+//! pass, as before.
 
 use crate::observer::{Observer, PassProgress};
 use anyhow::{Context, Result};
@@ -23,7 +32,8 @@ use kapprox_io::{Chunk, Dataset, ReadOptions, Scaler};
 use ndarray::{Array2, ArrayView2, ArrayViewMut2, Axis, s};
 use rayon::prelude::*;
 use std::ops::Range;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// Rows per parallel transform task. Small enough to balance two to a few
@@ -153,6 +163,74 @@ pub struct Pass<'a> {
     pub label: &'a str,
     /// Receives the pass's progress.
     pub observer: &'a dyn Observer,
+    /// Where decoded chunks are kept for the next pass over the same rows,
+    /// or replayed from.
+    pub store: Option<&'a ChunkStore>,
+}
+
+/// Decoded chunks kept from one pass for the next with the same reading
+/// options, up to a budget of bytes; see the module docs.
+#[derive(Debug)]
+pub struct ChunkStore {
+    /// Bytes a pass may keep; 0 once no later pass would replay them.
+    budget: AtomicUsize,
+    kept: Mutex<Option<Kept>>,
+}
+
+/// A whole pass's chunks, unscaled, and what its reader counted.
+#[derive(Debug)]
+struct Kept {
+    read: ReadOptions,
+    chunks: Vec<Chunk>,
+    source_rows: u64,
+    skipped: u64,
+    imputed: u64,
+    other: Vec<u64>,
+}
+
+/// The default budget of a [`ChunkStore`]: 256 MiB, a million rows of
+/// 32 columns (the shards are read again above it).
+pub const CHUNK_STORE_BYTES: usize = 256 << 20;
+
+impl ChunkStore {
+    /// A store that keeps at most `budget` bytes of decoded rows.
+    pub fn new(budget: usize) -> Self {
+        ChunkStore { budget: AtomicUsize::new(budget), kept: Mutex::new(None) }
+    }
+
+    /// From now on passes only replay: the job's last pass keeps nothing.
+    pub fn stop_keeping(&self) {
+        self.budget.store(0, Ordering::Relaxed);
+    }
+
+    /// Drops the kept chunks and keeps no more (the job needs the memory
+    /// for what follows its passes).
+    pub fn clear(&self) {
+        self.stop_keeping();
+        *self.lock() = None;
+    }
+
+    /// Whether a pass with `read` would replay kept chunks.
+    pub fn holds(&self, read: &ReadOptions) -> bool {
+        self.lock().as_ref().is_some_and(|k| k.read == *read)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Kept>> {
+        // A poisoned lock only means a pass panicked; whatever it left is
+        // either a complete `Kept` or nothing.
+        self.kept.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Bytes a kept chunk holds: its values, labels and row ids. Chunks with
+/// kept Arrow columns or category counts are not kept (see
+/// [`Pass::run_chunks`]).
+fn chunk_bytes(chunk: &Chunk) -> usize {
+    let ids = match &chunk.row_ids {
+        kapprox_io::RowIds::Range(_) => 0,
+        kapprox_io::RowIds::List(v) => v.len(),
+    };
+    8 * (chunk.x.len() + chunk.y.as_ref().map_or(0, |y| y.len()) + ids) + std::mem::size_of::<Chunk>()
 }
 
 /// What a pass saw.
@@ -215,13 +293,41 @@ impl Pass<'_> {
     }
 
     /// Runs the pass without feature maps: `sink` sees each scaled chunk.
+    ///
+    /// With a [`ChunkStore`], replays its chunks when they were read with
+    /// the same options, and otherwise keeps what it reads there (replacing
+    /// what it held) unless that exceeds the budget. Chunks that carry kept
+    /// columns or category counts are never kept: the passes that read them
+    /// (a prepare pass over categorical columns) differ from the next.
     pub fn run_chunks(self, sink: &mut dyn FnMut(&Chunk) -> Result<()>) -> Result<PassReport> {
         let start = Instant::now();
+        if let Some(store) = self.store {
+            let mut kept = store.lock();
+            if let Some(k) = kept.as_ref().filter(|k| k.read == self.read) {
+                return self.replay(k, start, sink);
+            }
+            *kept = None;
+        }
         let mut reader = self.dataset.reader(self.read.clone())?;
+        // Keep only what will fit, judged from the footers' row count before
+        // any row is kept; the per-chunk test below is the bound itself.
+        let budget = self.store.map_or(0, |s| s.budget.load(Ordering::Relaxed));
+        let expected = (reader.n_source_rows() as usize)
+            .saturating_mul(8 * (self.read.n_x_columns() + usize::from(self.read.label.is_some())));
+        let mut keep: Option<(Vec<Chunk>, usize)> = (expected <= budget && budget > 0).then(|| (Vec::new(), 0));
         let progress = PassProgress::start(self.observer, self.label, reader.n_source_rows());
         let mut report = PassReport::default();
         for chunk in reader.by_ref() {
             let mut chunk = chunk?;
+            if let Some((chunks, bytes)) = keep.as_mut() {
+                let size = chunk_bytes(&chunk);
+                if chunk.keep.is_empty() && chunk.category_counts.is_empty() && *bytes + size <= budget {
+                    chunks.push(chunk.clone());
+                    *bytes += size;
+                } else {
+                    keep = None;
+                }
+            }
             self.scaler.apply_in_place(chunk.x.view_mut());
             sink(&chunk).with_context(|| format!("rows from {}", chunk.first_row))?;
             report.rows += chunk.x.nrows() as u64;
@@ -232,6 +338,37 @@ impl Pass<'_> {
         report.skipped = reader.rows_skipped();
         report.imputed = reader.values_imputed();
         report.other = reader.categories_other().to_vec();
+        drop(progress);
+        if let (Some(store), Some((chunks, _))) = (self.store, keep) {
+            *store.lock() = Some(Kept {
+                read: self.read.clone(),
+                chunks,
+                source_rows: reader.n_source_rows(),
+                skipped: report.skipped,
+                imputed: report.imputed,
+                other: report.other.clone(),
+            });
+        }
+        PASSES.fetch_add(1, Ordering::Relaxed);
+        report.seconds = start.elapsed().as_secs_f64();
+        Ok(report)
+    }
+
+    /// The pass over kept chunks: each is copied (the sink sees it scaled;
+    /// the kept one stays as read) in the order it was read.
+    fn replay(&self, kept: &Kept, start: Instant, sink: &mut dyn FnMut(&Chunk) -> Result<()>) -> Result<PassReport> {
+        let progress = PassProgress::start(self.observer, self.label, kept.source_rows);
+        let mut report = PassReport::default();
+        for chunk in &kept.chunks {
+            let mut chunk = chunk.clone();
+            self.scaler.apply_in_place(chunk.x.view_mut());
+            sink(&chunk).with_context(|| format!("rows from {}", chunk.first_row))?;
+            report.rows += chunk.x.nrows() as u64;
+            progress.rows_done((chunk.x.nrows() + chunk.skipped) as u64);
+        }
+        report.skipped = kept.skipped;
+        report.imputed = kept.imputed;
+        report.other = kept.other.clone();
         drop(progress);
         PASSES.fetch_add(1, Ordering::Relaxed);
         report.seconds = start.elapsed().as_secs_f64();

@@ -74,7 +74,15 @@ fn model_pass(
     inputs.check_dataset(ds)?;
     let label_col = if with_label { model.doc.label_column.clone() } else { None };
     let read = inputs.read_options(label_col, nan)?.with_chunk_rows(chunk_rows).with_keep(keep.to_vec());
-    let pass = Pass { dataset: ds, read, scaler: &model.doc.scaler, maps: vec![model.map.as_ref()], label, observer };
+    let pass = Pass {
+        dataset: ds,
+        read,
+        scaler: &model.doc.scaler,
+        maps: vec![model.map.as_ref()],
+        label,
+        observer,
+        store: None,
+    };
     // The features of a tile (at most 8 MiB), not of a chunk, are held:
     // the chunk's scores (`k` per row) are filled tile by tile.
     let mut chunk_scores = Array2::<f64>::zeros((0, model.coef.ncols()));

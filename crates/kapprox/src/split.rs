@@ -71,7 +71,7 @@ pub fn split(cfg: &SplitConfig, observer: &dyn Observer) -> Result<SplitReport> 
     let identity = Scaler::None;
     let mut rows_test = Vec::new();
     let mut rows_train = Vec::new();
-    Pass { dataset: &ds, read, scaler: &identity, maps: vec![], label: "split", observer }.run_chunks(
+    Pass { dataset: &ds, read, scaler: &identity, maps: vec![], label: "split", observer, store: None }.run_chunks(
         &mut |chunk| {
             rows_test.clear();
             rows_train.clear();

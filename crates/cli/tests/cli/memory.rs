@@ -28,7 +28,9 @@ const FIXED_ALLOWANCE: u64 = 64 << 20;
 ///
 /// with `P` the prefetch, `T = min(cores, P)` the decode threads, `C` the
 /// chunk rows, `d` the columns read (features + label) and `l` the features.
-/// No term depends on the number of rows.
+/// No term depends on the number of rows. (The documented bound's rows kept
+/// for a later pass, `S`, are 0 here: a one-pass fit keeps none, and the
+/// multi-pass fits below read more rows than the store's 256 MiB.)
 fn bound(train: &std::path::Path, statistics_bytes: u64) -> u64 {
     reader_and_buffer_bound(train, CHUNK_ROWS, FEATURES + 1, L) + statistics_bytes + FIXED_ALLOWANCE
 }

@@ -44,12 +44,14 @@ fn load_all(
     let mut ids = Vec::new();
     let mut xs = Vec::new();
     let mut ys = Vec::new();
-    Pass { dataset: ds, read, scaler: &identity, maps: vec![], label: "load", observer }.run_chunks(&mut |chunk| {
-        ids.extend(chunk.row_ids.iter());
-        xs.push(chunk.x.clone());
-        ys.push(chunk.y.clone().expect("label requested"));
-        Ok(())
-    })?;
+    Pass { dataset: ds, read, scaler: &identity, maps: vec![], label: "load", observer, store: None }.run_chunks(
+        &mut |chunk| {
+            ids.extend(chunk.row_ids.iter());
+            xs.push(chunk.x.clone());
+            ys.push(chunk.y.clone().expect("label requested"));
+            Ok(())
+        },
+    )?;
     let views: Vec<_> = xs.iter().map(|x| x.view()).collect();
     let yviews: Vec<_> = ys.iter().map(|y| y.view()).collect();
     Ok((ids, concatenate(Axis(0), &views)?, concatenate(Axis(0), &yviews)?))

@@ -29,6 +29,7 @@ use super::{FitConfig, FitReport, GridExtension, Timings, check_memory, estimate
 use crate::method::MethodSpec;
 use crate::model::{MODEL_FORMAT, MODEL_VERSION, Model, ModelDoc, Task};
 use crate::observer::Observer;
+use crate::pipeline::{CHUNK_STORE_BYTES, ChunkStore};
 use anyhow::{Result, bail};
 use kapprox_features::FeatureMap;
 use kapprox_io::{ColumnStats, Dataset, NanPolicy, ReadOptions};
@@ -97,6 +98,13 @@ pub struct Progress {
     pub maps: Option<Vec<Box<dyn FeatureMap>>>,
 }
 
+/// The bytes of decoded rows a job keeps from one pass for the next:
+/// [`CHUNK_STORE_BYTES`], and at most a quarter of `--max-memory`.
+fn store_budget(cfg: &FitConfig) -> usize {
+    let limit = cfg.max_memory.map_or(usize::MAX, |m| usize::try_from(m / 4).unwrap_or(usize::MAX));
+    CHUNK_STORE_BYTES.min(limit)
+}
+
 /// A fit in progress; see the module docs.
 pub struct FitJob {
     cfg: FitConfig,
@@ -108,6 +116,9 @@ pub struct FitJob {
     /// `nystrom_gram`): made from the maps once per process, used by the
     /// fit pass and by selection.
     kernel_grams: Option<Vec<Option<KernelGram>>>,
+    /// Decoded rows kept from one pass for the next (see
+    /// `pipeline::ChunkStore`).
+    store: ChunkStore,
     stat_bytes: u64,
     timings: Timings,
     started: Instant,
@@ -144,6 +155,7 @@ impl FitJob {
         if progress.done >= plan.len() {
             bail!("all {} passes of this fit are done; nothing is left to run", plan.len());
         }
+        let budget = store_budget(&cfg);
         let mut job = FitJob {
             cfg,
             base,
@@ -151,6 +163,7 @@ impl FitJob {
             progress,
             dataset: None,
             kernel_grams: None,
+            store: ChunkStore::new(budget),
             stat_bytes: 0,
             timings: Timings::default(),
             started: Instant::now(),
@@ -298,15 +311,18 @@ impl FitJob {
         let kind = self.next_pass();
         if kind == PassKind::Fit {
             self.make_kernel_grams()?;
+            // The fit pass is the last: it replays, and keeps nothing.
+            self.store.stop_keeping();
         }
         let read = self.read(shards);
         self.dataset()?;
         let ds = self.dataset.as_ref().expect("opened above");
         let cfg = &self.cfg;
+        let store = Some(&self.store);
         let state = match kind {
             PassKind::Prepare => {
                 let need_stats = self.base.stored_stats.is_none();
-                let (st, _) = prepare_pass(ds, read, need_stats, sample_rows(cfg), cfg.seed, observer)?;
+                let (st, _) = prepare_pass(ds, read, need_stats, sample_rows(cfg), cfg.seed, observer, store)?;
                 PassState::Prepare(st)
             }
             PassKind::Sketch { index } => {
@@ -328,14 +344,15 @@ impl FitJob {
                     (_, Some(qs)) => SketchInput::Product(qs.clone()),
                     (_, None) => bail!("sketch pass {} needs the basis of the pass before it", index + 1),
                 };
-                let (st, _) = sketch_pass(ds, read, &prepared.scaler, &bases, &input, &kind.to_string(), observer)?;
+                let (st, _) =
+                    sketch_pass(ds, read, &prepared.scaler, &bases, &input, &kind.to_string(), observer, store)?;
                 PassState::Sketch(st)
             }
             PassKind::Fit => {
                 let prepared = self.progress.prepared.as_ref().expect("prepared before the fit pass");
                 let maps = self.progress.maps.as_ref().expect("maps built before the fit pass");
                 let grams = self.kernel_grams.as_deref().expect("made above");
-                let (st, _) = fit_pass(cfg, ds, read, &prepared.scaler, maps, grams, observer)?;
+                let (st, _) = fit_pass(cfg, ds, read, &prepared.scaler, maps, grams, observer, store)?;
                 PassState::Fit(st)
             }
         };
@@ -404,6 +421,8 @@ impl FitJob {
 
     fn finish(&mut self, state: FitState) -> Result<(Model, FitReport)> {
         let t = Instant::now();
+        // No pass follows: selection gets the memory.
+        self.store.clear();
         let (rows, skipped, imputed) = (state.rows, state.skipped, state.imputed);
         let other = state.other.clone();
         self.make_kernel_grams()?;

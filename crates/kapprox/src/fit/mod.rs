@@ -23,7 +23,11 @@
 //! of `(l' + 1 + k)² + 512·(l' + 1 + k)` doubles (`l'` = features
 //! accumulated: `l`, or TEFM's base `d` in one-pass mode; `k` = targets or
 //! classes), plus the pipeline's chunk buffers. [`estimate_memory`] states
-//! it and `--max-memory` refuses configurations that exceed it.
+//! it and `--max-memory` refuses configurations that exceed it. A job's
+//! prepare and sketch passes keep the decoded rows for the passes after
+//! them when they fit in [`crate::pipeline::CHUNK_STORE_BYTES`] (a quarter
+//! of `--max-memory` if that is less); the fit pass replays them and keeps
+//! nothing, and they are freed before selection.
 
 pub mod acc;
 pub mod class_moments;

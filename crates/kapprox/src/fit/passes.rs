@@ -19,7 +19,7 @@ use super::acc::Acc;
 use super::config::Precision;
 use super::nystrom_gram::KernelGram;
 use crate::observer::Observer;
-use crate::pipeline::{Features, Pass, PassReport};
+use crate::pipeline::{ChunkStore, Features, Pass, PassReport};
 use anyhow::Result;
 use kapprox_features::FeatureMap;
 use kapprox_io::{CategoryCounts, ColumnStats, Dataset, ReadOptions, Scaler};
@@ -88,6 +88,7 @@ pub fn prepare_pass(
     sample_rows: usize,
     seed: u64,
     observer: &dyn Observer,
+    store: Option<&ChunkStore>,
 ) -> Result<(PrepareState, PassReport)> {
     let (d, n_cat) = (read.columns.len(), read.categorical.len());
     let mut stats = need_stats.then(|| BlockedStats::new(ColumnStats::new(read.columns.clone())));
@@ -97,8 +98,8 @@ pub fn prepare_pass(
     let read = if sample.is_some() && n_cat > 0 { read.clone().with_keep(read.categorical.clone()) } else { read };
     let label = if need_stats { "statistics" } else { "sample" };
     let identity = Scaler::None;
-    let report =
-        Pass { dataset: ds, read, scaler: &identity, maps: vec![], label, observer }.run_chunks(&mut |chunk| {
+    let report = Pass { dataset: ds, read, scaler: &identity, maps: vec![], label, observer, store }.run_chunks(
+        &mut |chunk| {
             if let Some(s) = stats.as_mut() {
                 s.update(chunk.shard, ds.shards()[chunk.shard].first_row, &chunk.row_ids, chunk.x.view());
             }
@@ -120,7 +121,8 @@ pub fn prepare_pass(
                 }
             }
             Ok(())
-        })?;
+        },
+    )?;
     let stats = stats.map(BlockedStats::finish);
     Ok((PrepareState { stats, counts, sample, rows: report.rows }, report))
 }
@@ -227,6 +229,7 @@ pub fn sketch_pass(
     input: &SketchInput,
     label: &str,
     observer: &dyn Observer,
+    store: Option<&ChunkStore>,
 ) -> Result<(SketchState, PassReport)> {
     let mut accs: Vec<ProductAccumulator> = match input {
         SketchInput::TestMatrix { kind, n_components, seed } => {
@@ -244,7 +247,7 @@ pub fn sketch_pass(
         SketchInput::Product(qs) => qs.iter().map(|q| ProductAccumulator::new(q.view())).collect(),
     };
     let map_refs: Vec<&dyn FeatureMap> = maps.iter().map(|m| m.as_ref()).collect();
-    let report = Pass { dataset: ds, read, scaler, maps: map_refs, label, observer }.run(&mut |_, m, z| {
+    let report = Pass { dataset: ds, read, scaler, maps: map_refs, label, observer, store }.run(&mut |_, m, z| {
         let Features::Dense(z) = z else { anyhow::bail!("TEFM needs a dense base map") };
         accs[m].update(z.view())?;
         Ok(())
@@ -331,6 +334,7 @@ pub fn fit_pass(
     maps: &[Box<dyn FeatureMap>],
     kernel_grams: &[Option<KernelGram>],
     observer: &dyn Observer,
+    store: Option<&ChunkStore>,
 ) -> Result<(FitState, PassReport)> {
     let split = cfg.split;
     let n_parts = split.n_parts();
@@ -355,7 +359,7 @@ pub fn fit_pass(
     let mut dense_buf: Option<Features> = None;
     let precision = cfg.precision;
     let mut z32 = Array2::<f32>::zeros((0, 0));
-    let report = Pass { dataset: ds, read, scaler, maps: map_refs, label: "fit", observer }.run_tiled(
+    let report = Pass { dataset: ds, read, scaler, maps: map_refs, label: "fit", observer, store }.run_tiled(
         &mut |chunk, tile, m, z| {
             let z = match z {
                 Features::Sparse(sp) if !sparse_pays(sp.nnz_per_row(), sp.n_cols) => {

@@ -10,6 +10,7 @@
 //!   and weights applied directly.
 //! - `precision`: `--precision f32` against the f64 fit, within its bound.
 //! - `observer`: progress reports cover every row of every pass.
+//! - `pipeline`: decoded chunks kept by one pass and replayed by the next.
 //! - `readme`: the README's library snippets are excerpts of the examples.
 //! - `select`: classification selection from the statistics against
 //!   explicit solves on the rows.
@@ -18,6 +19,7 @@ mod architecture;
 mod fit;
 mod model;
 mod observer;
+mod pipeline;
 mod precision;
 mod predict;
 mod readme;

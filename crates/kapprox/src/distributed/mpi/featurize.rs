@@ -77,7 +77,7 @@ pub fn featurize(cfg: &FeaturizeConfig, observer: &dyn Observer) -> Result<Optio
                 let read = prepare_read(cfg, &inputs)
                     .with_threads(rayon::current_num_threads())
                     .with_shards(shards.iter().copied());
-                let local = prepare_pass(&ds, read, need_stats, rows, *seed, observer)
+                let local = prepare_pass(&ds, read, need_stats, rows, *seed, observer, None)
                     .and_then(|(st, _)| encode_prepare(PassState::Prepare(st)))
                     .map_err(|e| format!("{e:#}"));
                 let all = w.gather(local);
