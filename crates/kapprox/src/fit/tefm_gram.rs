@@ -37,10 +37,10 @@
 use super::sketch_kind;
 use crate::method::MethodSpec;
 use anyhow::{Result, bail};
-use kapprox_core::{Moments, dense};
+use kapprox_core::{AffineProjection, Moments, dense};
 use kapprox_features::FeatureMap;
 use kapprox_sketch::gram_range_finder;
-use ndarray::{Array2, ShapeBuilder, s};
+use ndarray::{Array1, Array2, ShapeBuilder, s};
 
 /// The statistics of the TEFM features and the fitted map, from the split
 /// parts' moments of the base features (`base`, the map the pass
@@ -73,6 +73,9 @@ pub fn project_one_pass(
     dense::symmetrize_from_lower(gram.view_mut());
     let q = gram_range_finder(gram.view(), sketch_kind(*sketch), *n_components, seed, *power)?;
     drop(gram);
-    let projected = parts.iter().map(|p| p.project(q.view())).collect();
+    // One packing of Q for every part.
+    let zero = Array1::zeros(q.ncols());
+    let projection = AffineProjection::new(q.view(), zero.view(), first.n_targets(), kapprox_core::dense_par());
+    let projected = parts.iter().map(|p| projection.apply(p)).collect();
     Ok((projected, method.tefm_map(base, seed, q)?))
 }
