@@ -492,12 +492,18 @@ mod tests {
         (z, y)
     }
 
+    /// The flushed statistics of the rows `z` with targets `y`.
+    pub(super) fn flushed(z: &Array2<f64>, y: &Array2<f64>) -> Moments {
+        let mut m = Moments::new(z.ncols(), y.ncols());
+        m.update(z.view(), y.view());
+        m.flush();
+        m
+    }
+
     #[test]
     fn matches_naive_statistics() {
         let (z, y) = data(1300, 6, 2);
-        let mut m = Moments::new(6, 2);
-        m.update(z.view(), y.view());
-        m.flush();
+        let m = flushed(&z, &y);
         assert_eq!(m.n_samples(), 1300.0);
         let close = |a: &Array2<f64>, b: &Array2<f64>| {
             (a - b).iter().all(|v| v.abs() < 1e-9 * (1.0 + b.iter().fold(0.0f64, |m, x| m.max(x.abs()))))
@@ -512,9 +518,7 @@ mod tests {
     #[test]
     fn an_owned_gram_is_taken_with_its_upper_part_zeroed() {
         let (z, y) = data(700, 5, 2);
-        let mut m = Moments::new(5, 2);
-        m.update(z.view(), y.view());
-        m.flush();
+        let m = flushed(&z, &y);
         let want = m.augmented_gram().to_owned();
         // Entries above the diagonal must not survive, in either layout.
         let junk = |(i, j): (usize, usize)| if i < j { 1e3 + (i * 8 + j) as f64 } else { want[[i, j]] };
@@ -671,9 +675,7 @@ mod tests {
     #[test]
     fn centered_and_project() {
         let (z, y) = data(800, 4, 1);
-        let mut m = Moments::new(4, 1);
-        m.update(z.view(), y.view());
-        m.flush();
+        let m = flushed(&z, &y);
         let c = m.centered();
         let zc = &z - &z.mean_axis(ndarray::Axis(0)).unwrap();
         assert!((&c.a - &zc.t().dot(&zc)).iter().all(|v| v.abs() < 1e-8));
@@ -688,9 +690,7 @@ mod tests {
         // Wider than a kernel tile and a task block, more outputs than
         // inputs, several targets: against mapping the rows first.
         let (z, y) = data(600, 131, 3);
-        let mut m = Moments::new(131, 3);
-        m.update(z.view(), y.view());
-        m.flush();
+        let m = flushed(&z, &y);
         let p = Array2::from_shape_fn((131, 150), |(i, j)| ((i * 13 + j * 7) % 17) as f64 / 17.0 - 0.5);
         let zp = z.dot(&p);
         let mut mp = Moments::new(150, 3);

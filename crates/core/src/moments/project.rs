@@ -119,15 +119,12 @@ fn is_upper_triangular(p: ArrayView2<'_, f64>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::moments::tests::data;
+    use crate::moments::tests::{data, flushed};
     use ndarray::s;
 
     /// The statistics of the rows `z P + d` (with targets `y`).
     fn moments_of_mapped_rows(z: &Array2<f64>, y: &Array2<f64>, p: &Array2<f64>, d: &Array1<f64>) -> Moments {
-        let mut m = Moments::new(p.ncols(), y.ncols());
-        m.update((z.dot(p) + d).view(), y.view());
-        m.flush();
-        m
+        flushed(&(z.dot(p) + d), y)
     }
 
     /// The largest difference of `got`'s augmented Gram from `want`'s, and
@@ -168,9 +165,7 @@ mod tests {
     #[test]
     fn project_affine_adds_the_offset_to_every_row() {
         let (z, y) = data(600, 131, 2);
-        let mut m = Moments::new(131, 2);
-        m.update(z.view(), y.view());
-        m.flush();
+        let m = flushed(&z, &y);
         let p = Array2::from_shape_fn((131, 150), |(i, j)| ((i * 13 + j * 7) % 17) as f64 / 17.0 - 0.5);
         let d = Array1::from_shape_fn(150, |j| (j % 5) as f64 - 2.0);
         let mp = moments_of_mapped_rows(&z, &y, &p, &d);
@@ -190,9 +185,7 @@ mod tests {
         // Past one 512-row chunk of the triangular products, with an offset.
         let (l, k) = (600, 2);
         let (z, y) = data(700, l, k);
-        let mut m = Moments::new(l, k);
-        m.update(z.view(), y.view());
-        m.flush();
+        let m = flushed(&z, &y);
         let p = Array2::from_shape_fn(
             (l, l),
             |(i, j)| if i <= j { ((i * 13 + j * 7) % 17) as f64 / 17.0 - 0.5 } else { 0.0 },
