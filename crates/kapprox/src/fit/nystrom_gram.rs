@@ -72,7 +72,7 @@ pub const MAX_RELATIVE_GRAM_ERROR: f64 = 1e-12;
 /// the landmarks) and what selection applies to the statistics (`N`, the
 /// map's normalization, see [`normalization`], and the offset).
 ///
-/// Deciding the split costs a few power sweeps over `N` (≈ 0.3 s at
+/// Deciding the split costs a few power sweeps over `N` (≈ 0.2 s at
 /// `m = 4096`), so a fit makes it once per candidate and process and keeps
 /// it from the pass to selection.
 #[derive(Debug)]
