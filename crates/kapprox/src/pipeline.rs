@@ -317,13 +317,17 @@ impl Pass<'_> {
         let mut keep: Option<(Vec<Chunk>, usize)> = (expected <= budget && budget > 0).then(|| (Vec::new(), 0));
         let progress = PassProgress::start(self.observer, self.label, reader.n_source_rows());
         let mut report = PassReport::default();
+        // An unscaled chunk is kept by moving it after the sink; a scaled
+        // one is copied before scaling.
+        let unscaled = matches!(self.scaler, Scaler::None);
         for chunk in reader.by_ref() {
             let mut chunk = chunk?;
-            if let Some((chunks, bytes)) = keep.as_mut() {
+            let mut kept_copy = None;
+            if let Some((_, bytes)) = keep.as_mut() {
                 let size = chunk_bytes(&chunk);
                 if chunk.keep.is_empty() && chunk.category_counts.is_empty() && *bytes + size <= budget {
-                    chunks.push(chunk.clone());
                     *bytes += size;
+                    kept_copy = Some((!unscaled).then(|| chunk.clone()));
                 } else {
                     keep = None;
                 }
@@ -332,6 +336,9 @@ impl Pass<'_> {
             sink(&chunk).with_context(|| format!("rows from {}", chunk.first_row))?;
             report.rows += chunk.x.nrows() as u64;
             progress.rows_done((chunk.x.nrows() + chunk.skipped) as u64);
+            if let (Some((chunks, _)), Some(copy)) = (keep.as_mut(), kept_copy) {
+                chunks.push(copy.unwrap_or(chunk));
+            }
         }
         // The reader's count, not the sum over chunks: a chunk whose rows
         // were all skipped is never delivered, so only the reader saw it.
@@ -354,15 +361,22 @@ impl Pass<'_> {
         Ok(report)
     }
 
-    /// The pass over kept chunks: each is copied (the sink sees it scaled;
-    /// the kept one stays as read) in the order it was read.
+    /// The pass over kept chunks, in the order they were read; a scaler
+    /// applies to a copy (the kept chunk stays as read).
     fn replay(&self, kept: &Kept, start: Instant, sink: &mut dyn FnMut(&Chunk) -> Result<()>) -> Result<PassReport> {
         let progress = PassProgress::start(self.observer, self.label, kept.source_rows);
         let mut report = PassReport::default();
         for chunk in &kept.chunks {
-            let mut chunk = chunk.clone();
-            self.scaler.apply_in_place(chunk.x.view_mut());
-            sink(&chunk).with_context(|| format!("rows from {}", chunk.first_row))?;
+            let scaled;
+            let chunk = if matches!(self.scaler, Scaler::None) {
+                chunk
+            } else {
+                let mut copy = chunk.clone();
+                self.scaler.apply_in_place(copy.x.view_mut());
+                scaled = copy;
+                &scaled
+            };
+            sink(chunk).with_context(|| format!("rows from {}", chunk.first_row))?;
             report.rows += chunk.x.nrows() as u64;
             progress.rows_done((chunk.x.nrows() + chunk.skipped) as u64);
         }

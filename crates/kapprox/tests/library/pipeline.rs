@@ -89,3 +89,17 @@ fn a_fit_gives_the_same_model_with_and_without_kept_chunks() {
         assert_eq!(kept.intercept, read.intercept, "{map}");
     }
 }
+
+#[test]
+fn a_pass_that_scales_keeps_the_chunks_as_read() {
+    let f = Fixture::new();
+    let ds = Dataset::open(f.data()).unwrap();
+    let (want, _) = run(&ds, read_options(), &Scaler::None, None).unwrap();
+    let scaler = Scaler::Standard { mean: vec![0.5, -0.25, 1.0, 0.0], scale: vec![2.0, 0.5, 1.5, 3.0] };
+    let store = ChunkStore::new(1 << 20);
+    let (scaled, _) = run(&ds, read_options(), &scaler, Some(&store)).unwrap();
+    assert_ne!(scaled, want);
+    std::fs::remove_dir_all(f.data()).unwrap();
+    let (replayed, _) = run(&ds, read_options(), &Scaler::None, Some(&store)).unwrap();
+    assert_eq!(replayed, want);
+}
