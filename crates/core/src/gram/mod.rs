@@ -116,35 +116,55 @@ pub fn gemm_tn_lower_add<T: Element>(
     product(c, a, b, alpha, true, par);
 }
 
-/// [`gemm_tn_lower_add`] when rows `0..b_upper` of `b` are upper
-/// triangular (row `r` is zero in every column `< r`, e.g. the rows of an
-/// upper-triangular projection): element `(i, j)` of the lower triangle
-/// then needs only rows `..= j` of them, and the chains skip the rest, so
-/// the product costs about a third of the dense one when `b` is triangular
-/// throughout. The rows run in chunks of [`TRIANGULAR_KC`], each chunk's
-/// chains added to `C` in order, so that a tile skips whole chunks past its
-/// last nonzero row. (For dense operands the chunks measured neither faster
-/// nor slower than one chain over all rows, at `4098²` on 2 cores.)
+/// `C += alpha · AᵀB` (as [`gemm_tn_add`]) with triangular rows in either
+/// operand: rows `0..a_upper` of `a` upper triangular (zero in every column
+/// `< r`), rows `0..a_lower` of `a` lower triangular (zero in every column
+/// `> r`), rows `0..b_upper` of `b` upper triangular. The chains skip the
+/// zeros in chunks of [`TRIANGULAR_KC`] rows, each chunk's chains added to
+/// `C` in order, so that a tile skips whole chunks past its last nonzero
+/// row: `C = LᵀU` for a lower `L` and an upper `U` costs about a third of
+/// the dense product, `AᵀU` for a dense `A` or `LᵀB` for a dense `B` about
+/// half. (For dense operands the chunks measured neither faster nor slower
+/// than one chain over all rows, at `4098²` on 2 cores.)
 ///
 /// Bitwise the same for every `par`, thread count and instruction set,
-/// and the same as without `b_upper` (a skipped term or chunk adds an
-/// exact zero) as long as `a` is finite.
+/// and the same as the dense product in chunks of [`TRIANGULAR_KC`] rows
+/// as long as the operands are finite.
 ///
 /// # Panics
-/// As [`gemm_tn_lower_add`], and `b_upper ≤ b.len()`.
+/// As [`gemm_tn_add`], and each count at most its operand's rows.
 #[track_caller]
-pub fn gemm_tn_lower_add_upper(
+pub fn gemm_tn_add_triangular(
     c: ArrayViewMut2<'_, f64>,
     a: &PackedRows<f64>,
+    a_triangle: Triangle,
     b: &PackedRows<f64>,
     b_upper: usize,
     alpha: f64,
     par: Par,
 ) {
-    assert_eq!(c.nrows(), c.ncols(), "gemm_tn_lower_add_upper: C is {:?}, not square", c.dim());
-    check_operands("gemm_tn_lower_add_upper", c.dim(), a, b);
-    assert!(b_upper <= b.len(), "gemm_tn_lower_add_upper: {b_upper} triangular rows of {}", b.len());
-    product_with(c, a, b, alpha, true, Zeros { b_upper }, TRIANGULAR_KC, par);
+    check_operands("gemm_tn_add_triangular", c.dim(), a, b);
+    let zeros = match a_triangle {
+        Triangle::Upper(rows) => Zeros { a_upper: rows, b_upper, a_lower: 0 },
+        Triangle::Lower(rows) => Zeros { a_lower: rows, b_upper, a_upper: 0 },
+    };
+    assert!(
+        zeros.a_upper.max(zeros.a_lower) <= a.len() && b_upper <= b.len(),
+        "gemm_tn_add_triangular: triangular rows beyond the operands ({a_triangle:?} of {}, {b_upper} of {})",
+        a.len(),
+        b.len()
+    );
+    product_with(c, a, b, alpha, false, zeros, TRIANGULAR_KC, par);
+}
+
+/// The zero structure of the first rows of a product's left operand: the
+/// number of leading rows that are upper or lower triangular.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Triangle {
+    /// Rows `0..n` are zero left of their own column.
+    Upper(usize),
+    /// Rows `0..n` are zero right of their own column.
+    Lower(usize),
 }
 
 /// Rows per chunk of the products with triangular operands.
@@ -306,34 +326,48 @@ struct Product<T: Element> {
     zeros: Zeros,
 }
 
-/// Rows of the right operand known to be zero in some columns, which the
-/// chains skip. Skipping a term `fma(a, 0, t) = t` (finite `a`) or a chunk
-/// whose chain is `+0` changes no bit of the result, so a product with
-/// known zeros is bitwise the product without them, at a fraction of the
-/// flops.
+/// Rows of the operands known to be zero in some columns, which the
+/// chains skip. Skipping a term `fma(a, 0, t) = t` (finite other factor)
+/// or a chunk whose chain is `+0` changes no bit of the result, so a
+/// product with known zeros is bitwise the product without them, at a
+/// fraction of the flops.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Zeros {
     /// Rows `0..b_upper` of the right operand are upper triangular: row `r`
     /// is zero in every column `< r`.
     pub(crate) b_upper: usize,
+    /// Rows `0..a_upper` of the left operand are upper triangular.
+    pub(crate) a_upper: usize,
+    /// Rows `0..a_lower` of the left operand are lower triangular: row `r`
+    /// is zero in every column `> r`.
+    pub(crate) a_lower: usize,
 }
 
 impl Zeros {
-    /// The rows of `rows` a tile whose right-operand columns end before
-    /// `b_end` must visit: `rows` without the zero band `b_end..b_upper`
+    /// The rows of `rows` a tile must visit whose left-operand columns
+    /// (rows of `C`) are `a_cols` and whose right-operand columns end
+    /// before `b_end`: `rows` without the zero bands `b_end..b_upper`,
+    /// `a_cols.end..a_upper` and `..a_cols.start` (below `a_lower`), each
     /// where it cuts off a prefix or a suffix of it. A band strictly inside
     /// `rows` is kept (a chain is one contiguous run of rows).
-    fn live(self, rows: Range<usize>, b_end: usize) -> Range<usize> {
-        let band = b_end.min(self.b_upper)..self.b_upper;
-        if band.is_empty() || band.end <= rows.start || band.start >= rows.end {
-            rows
-        } else if band.start <= rows.start {
-            band.end.min(rows.end)..rows.end
-        } else if band.end >= rows.end {
-            rows.start..band.start
-        } else {
-            rows
-        }
+    fn live(self, rows: Range<usize>, a_cols: Range<usize>, b_end: usize) -> Range<usize> {
+        let rows = cut(rows, b_end.min(self.b_upper)..self.b_upper);
+        let rows = cut(rows, a_cols.end.min(self.a_upper)..self.a_upper);
+        cut(rows, 0..a_cols.start.min(self.a_lower))
+    }
+}
+
+/// `rows` without the rows of `band` where those are a prefix or a suffix
+/// of it.
+fn cut(rows: Range<usize>, band: Range<usize>) -> Range<usize> {
+    if band.is_empty() || band.end <= rows.start || band.start >= rows.end {
+        rows
+    } else if band.start <= rows.start {
+        band.end.min(rows.end)..rows.end
+    } else if band.end >= rows.end {
+        rows.start..band.start
+    } else {
+        rows
     }
 }
 
@@ -385,7 +419,7 @@ impl<T: Element> Product<T> {
                     if lower && i0 + mr <= j0 {
                         continue;
                     }
-                    let rows = zeros.live(k0..k0 + kk, j0 + nr);
+                    let rows = zeros.live(k0..k0 + kk, i0..i0 + mr, j0 + nr);
                     if rows.is_empty() {
                         continue;
                     }

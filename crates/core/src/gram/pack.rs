@@ -324,6 +324,52 @@ impl<T: Element> PackedRows<T> {
         }
     }
 
+    /// The rows of `L = tril(G, −1) + diag(G)/2` for the symmetric `g (n,
+    /// n)`, of which only the lower triangle is read, so that
+    /// `G = L + Lᵀ`: row `r` holds `G[r, ..r]`, then `G[r, r]/2`, then
+    /// zeros. A product by `L` ([`crate::gram::Triangle::Lower`]) then
+    /// costs half of one by `G`.
+    ///
+    /// One pass over the lower triangle, panel by panel on every core: a
+    /// panel's columns of a column-major `g` are read in step and its slots
+    /// written in order.
+    ///
+    /// # Panics
+    /// `g` must be square.
+    #[track_caller]
+    pub(crate) fn lower_half_of_symmetric(simd: Simd, g: ArrayView2<'_, f64>) -> PackedRows<f64> {
+        let n = g.nrows();
+        assert_eq!(g.ncols(), n, "lower_half_of_symmetric: {:?} is not square", g.dim());
+        let mut p = PackedRows::<f64>::with_simd(simd, n, n);
+        p.push_rows(n);
+        let (panel, stride) = (p.panel, p.panel_stride());
+        let used = n.div_ceil(panel);
+        let fill = |(q, slots): (usize, &mut [f64])| {
+            let c0 = q * panel;
+            let width = panel.min(n - c0);
+            // Rows above the panel's first column are zero (the fresh
+            // block's slots already are).
+            for r in c0..n {
+                let dst = &mut slots[r * panel..r * panel + width];
+                for (o, d) in dst.iter_mut().enumerate() {
+                    let c = c0 + o;
+                    *d = match c.cmp(&r) {
+                        std::cmp::Ordering::Less => g[[r, c]],
+                        std::cmp::Ordering::Equal => 0.5 * g[[r, r]],
+                        std::cmp::Ordering::Greater => 0.0,
+                    };
+                }
+            }
+        };
+        let data = &mut p.as_mut_slice()[..used * stride];
+        if n * n < 1 << 15 {
+            data.chunks_mut(stride).enumerate().for_each(fill);
+        } else {
+            data.par_chunks_mut(stride).enumerate().for_each(fill);
+        }
+        p
+    }
+
     /// Writes `values` into row `row` from column `col0` on.
     ///
     /// # Panics

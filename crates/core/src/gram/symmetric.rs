@@ -160,28 +160,7 @@ impl PackedSymmetric {
     /// `start` a multiple of [`panel_width`](PackedSymmetric::panel_width),
     /// matching shapes, `v` packed for the same instruction set.
     #[track_caller]
-    pub fn symm_add(&self, start: usize, v: &PackedRows<f64>, x: ArrayViewMut2<'_, f64>, alpha: f64, par: Par) {
-        self.symm_add_upper(start, v, 0, x, alpha, par);
-    }
-
-    /// [`symm_add`](PackedSymmetric::symm_add) when rows `0..v_upper` of
-    /// `V` are upper triangular (row `r` is zero in every column `< r`):
-    /// column `j` of `X` then only needs rows `..= j` of them, which the
-    /// chains skip to (about half the flops when `V` is triangular
-    /// throughout). Bitwise the same result as `symm_add` for finite `A`.
-    ///
-    /// # Panics
-    /// As [`symm_add`](PackedSymmetric::symm_add), and `v_upper ≤ v.len()`.
-    #[track_caller]
-    pub fn symm_add_upper(
-        &self,
-        start: usize,
-        v: &PackedRows<f64>,
-        v_upper: usize,
-        mut x: ArrayViewMut2<'_, f64>,
-        alpha: f64,
-        par: Par,
-    ) {
+    pub fn symm_add(&self, start: usize, v: &PackedRows<f64>, mut x: ArrayViewMut2<'_, f64>, alpha: f64, par: Par) {
         let (w, m) = (self.panel_width(), self.n.saturating_sub(start));
         assert!(
             start <= self.n && start.is_multiple_of(w),
@@ -191,7 +170,6 @@ impl PackedSymmetric {
         assert_eq!(v.len(), m, "symm_add: V has {} rows, the block {m}", v.len());
         assert_eq!(x.dim(), (m, v.n_cols()), "symm_add: X is {:?}, expected ({m}, {})", x.dim(), v.n_cols());
         assert_eq!(v.simd(), self.simd(), "symm_add: operands packed for different instruction sets");
-        assert!(v_upper <= v.len(), "symm_add: {v_upper} triangular rows of {}", v.len());
         let kv = v.n_cols();
         if m == 0 || kv == 0 {
             return;
@@ -199,7 +177,7 @@ impl PackedSymmetric {
         if !(x.strides()[0] == 1 && x.strides()[1] >= m as isize) {
             let mut t = ndarray::Array2::<f64>::zeros((m, kv).f());
             t.assign(&x);
-            self.symm_add_upper(start, v, v_upper, t.view_mut(), alpha, par);
+            self.symm_add(start, v, t.view_mut(), alpha, par);
             x.assign(&t);
             return;
         }
@@ -217,7 +195,7 @@ impl PackedSymmetric {
             b: Operand::whole(v),
             alpha,
             lower: false,
-            zeros: Zeros { b_upper: v_upper },
+            zeros: Zeros::default(),
         };
         // SAFETY: x is a live column-major (m, kv) view borrowed mutably;
         // the left operand is the rows start.. of columns start.. of the

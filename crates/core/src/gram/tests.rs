@@ -214,64 +214,86 @@ fn upper_then_dense(n: usize, cols: usize, rows: usize, seed: u64) -> Array2<f64
     a
 }
 
+/// A lower-triangular block over `rows` of its `n` rows (zero right of
+/// the diagonal), dense below them.
+fn lower_then_dense(n: usize, cols: usize, rows: usize, seed: u64) -> Array2<f64> {
+    let mut a = random(n, cols, seed);
+    for r in 0..rows {
+        for c in r + 1..cols {
+            a[[r, c]] = 0.0;
+        }
+    }
+    a
+}
+
 #[test]
-fn triangular_operands_skip_their_zeros_without_changing_a_bit() {
+fn triangular_left_operands_skip_their_zeros_without_changing_a_bit() {
     for simd in levels() {
-        // Shapes across chunk edges (512 rows): the band ends inside,
-        // at and past a chunk, with dense trailing rows after it.
-        for &(n, tri) in &[(7, 5), (130, 128), (600, 598), (600, 512), (530, 530)] {
-            let t = upper_then_dense(n, n, tri, n as u64);
-            let h = random(n, n, 7 + n as u64);
-            let (pt, ph) = (PackedRows::from_rows_with(simd, t.view()), PackedRows::from_rows_with(simd, h.view()));
-            // HᵀT, lower triangle, in 512-row chunks: dense and skipping.
-            let mut dense = Array2::from_elem((n, n).f(), 0.25);
-            gemm_tn_lower_add_upper(dense.view_mut(), &ph, &pt, 0, 1.0, Par::rayon(0));
-            let mut skip = Array2::from_elem((n, n).f(), 0.25);
-            gemm_tn_lower_add_upper(skip.view_mut(), &ph, &pt, tri, 1.0, Par::rayon(0));
-            assert!(
-                dense.iter().zip(&skip).all(|(a, b)| a.to_bits() == b.to_bits()),
-                "{simd:?} n {n}: skipping changed the lower product"
-            );
-            let want = 0.25 + h.t().dot(&t);
-            for j in 0..n {
-                for i in j..n {
-                    assert!((skip[[i, j]] - want[[i, j]]).abs() < 1e-12 * n as f64, "{simd:?} n {n} ({i}, {j})");
+        for &(n, cols, tri) in &[(7, 7, 5), (130, 97, 128), (600, 600, 598), (600, 530, 512), (1040, 300, 1040)] {
+            let b_dense = random(n, cols, 3 + n as u64);
+            let b_upper = upper_then_dense(n, cols, tri.min(cols), 5 + n as u64);
+            let lower = lower_then_dense(n, cols, tri, 11 + n as u64);
+            let upper = upper_then_dense(n, cols, tri, 13 + n as u64);
+            for (a, triangle) in [(&lower, Triangle::Lower(tri)), (&upper, Triangle::Upper(tri))] {
+                for (b, b_tri) in [(&b_dense, 0), (&b_upper, tri.min(cols))] {
+                    let (pa, pb) =
+                        (PackedRows::from_rows_with(simd, a.view()), PackedRows::from_rows_with(simd, b.view()));
+                    // The dense product in the same chunks, and skipping.
+                    let mut dense = Array2::from_elem((cols, cols).f(), 0.5);
+                    product_with(
+                        dense.view_mut(),
+                        &pa,
+                        &pb,
+                        1.0,
+                        false,
+                        Zeros::default(),
+                        TRIANGULAR_KC,
+                        Par::rayon(0),
+                    );
+                    let mut skip = Array2::from_elem((cols, cols).f(), 0.5);
+                    gemm_tn_add_triangular(skip.view_mut(), &pa, triangle, &pb, b_tri, 1.0, Par::rayon(0));
+                    assert!(
+                        dense.iter().zip(&skip).all(|(x, y)| x.to_bits() == y.to_bits()),
+                        "{simd:?} n {n} {triangle:?} b_upper {b_tri}: skipping changed the product"
+                    );
+                    let err = max_rel(&skip, &(0.5 + a.t().dot(b)));
+                    assert!(err < 1e-13 * n as f64, "{simd:?} n {n} {triangle:?}: error {err}");
                 }
             }
-            // G·T for a symmetric G: dense and skipping.
-            let g = {
-                let r = random(n, n, 99);
-                &r + &r.t()
-            };
-            let gs = PackedSymmetric::from_lower_with(simd, g.view());
-            let mut x = Array2::from_elem((n, n).f(), -1.0);
-            gs.symm_add(0, &pt, x.view_mut(), 0.5, Par::rayon(0));
-            let mut y = Array2::from_elem((n, n).f(), -1.0);
-            gs.symm_add_upper(0, &pt, tri, y.view_mut(), 0.5, Par::rayon(0));
-            assert!(
-                x.iter().zip(&y).all(|(a, b)| a.to_bits() == b.to_bits()),
-                "{simd:?} n {n}: skipping changed the symmetric product"
-            );
-            let err = max_rel(&y, &(-1.0 + 0.5 * g.dot(&t)));
-            assert!(err < 1e-13 * n as f64, "{simd:?} n {n}: symm error {err}");
         }
+    }
+    // The promise is the caller's; this checks that the skip is real (so
+    // the bitwise check above can fail): a dense operand declared
+    // triangular loses entries.
+    let (a, b) = (random(600, 600, 1), random(600, 600, 2));
+    let (pa, pb) = (PackedRows::from_rows(a.view()), PackedRows::from_rows(b.view()));
+    for (triangle, b_upper) in [(Triangle::Lower(600), 0), (Triangle::Upper(600), 0), (Triangle::Upper(0), 600)] {
+        let mut skip = Array2::zeros((600, 600).f());
+        gemm_tn_add_triangular(skip.view_mut(), &pa, triangle, &pb, b_upper, 1.0, Par::Seq);
+        assert!(max_rel(&skip, &a.t().dot(&b)) > 1e-3, "{triangle:?}, b_upper {b_upper}");
     }
 }
 
 #[test]
-fn a_band_that_is_not_zero_is_not_skipped_silently() {
-    // The promise is the caller's; this checks that the skip is real (so
-    // the bitwise test above can fail): a non-triangular operand declared
-    // triangular loses its lower entries.
-    let n = 600;
-    let t = random(n, n, 5);
-    let h = random(n, n, 6);
-    let (pt, ph) = (PackedRows::from_rows(t.view()), PackedRows::from_rows(h.view()));
-    let mut dense = Array2::zeros((n, n).f());
-    gemm_tn_lower_add_upper(dense.view_mut(), &ph, &pt, 0, 1.0, Par::Seq);
-    let mut skip = Array2::zeros((n, n).f());
-    gemm_tn_lower_add_upper(skip.view_mut(), &ph, &pt, n, 1.0, Par::Seq);
-    assert!(max_rel(&skip, &dense) > 1e-3);
+fn symmetric_products_match_the_dense_product() {
+    for simd in levels() {
+        for n in [7, 130, 600] {
+            let g = {
+                let r = random(n, n, 99);
+                &r + &r.t()
+            };
+            let v = random(n, 37, 3);
+            let gs = PackedSymmetric::from_lower_with(simd, g.view());
+            let mut x = Array2::from_elem((n, 37).f(), -1.0);
+            gs.symm_add(0, &PackedRows::from_rows_with(simd, v.view()), x.view_mut(), 0.5, Par::rayon(0));
+            let err = max_rel(&x, &(-1.0 + 0.5 * g.dot(&v)));
+            assert!(err < 1e-13 * n as f64, "{simd:?} n {n}: symm error {err}");
+            // L = tril(G, -1) + diag(G)/2 packed: G = L + Lᵀ.
+            let lower = PackedRows::<f64>::lower_half_of_symmetric(simd, g.view()).to_array();
+            assert!(max_rel(&(&lower + &lower.t()), &g) == 0.0, "{simd:?} n {n}");
+            assert!((0..n).all(|r| lower.row(r).iter().skip(r + 1).all(|&v| v == 0.0)));
+        }
+    }
 }
 
 #[test]

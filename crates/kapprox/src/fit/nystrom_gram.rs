@@ -8,7 +8,7 @@
 //! the pass. But the statistics are linear in `zzᵀ = Nᵀ(kkᵀ)N`, so the
 //! pass can accumulate `[k 1 y]ᵀ[k 1 y]` and project it once with
 //! `Moments::project(N)` (`≈ 3 m³` flops per split part, independent of the
-//! rows; `≈ 1.33 m³` for the Cholesky path's upper-triangular `N = L⁻ᵀ`,
+//! rows; `≈ m³` for the Cholesky path's upper-triangular `N = L⁻ᵀ`,
 //! whose zeros the products skip), exactly as one-pass TEFM does with its
 //! `Q`. The model, its map
 //! and every later use of it are unchanged; only the order of the
