@@ -126,7 +126,7 @@ impl AffineProjection {
         gemm_tn_add_triangular(mt.view_mut(), &h_rows, Triangle::Upper(h_upper), t, self.upper, 1.0, self.par);
         drop(h_rows);
         let mut out = Moments::new(wp - 1 - k, k).with_par(self.par);
-        add_transposed_lower(out.gram.view_mut(), mt.view());
+        add_transposed_lower(out.gram.view_mut(), mt.view(), self.par);
         if let Some(d) = &self.offset {
             self.add_offset(&mut out.gram, m.gram.view(), d);
         }
@@ -158,13 +158,13 @@ impl AffineProjection {
 }
 
 /// The lower triangle of `out = M + Mᵀ`, in square tiles (the transposed
-/// reads of a tile stay in cache), column blocks on every core.
-fn add_transposed_lower(mut out: ArrayViewMut2<'_, f64>, m: ArrayView2<'_, f64>) {
+/// reads of a tile stay in cache), column blocks on every core with `par`.
+fn add_transposed_lower(mut out: ArrayViewMut2<'_, f64>, m: ArrayView2<'_, f64>, par: Par) {
     const TILE: usize = 64;
     let n = m.nrows();
     let blocks: Vec<(usize, ArrayViewMut2<'_, f64>)> =
         out.axis_chunks_iter_mut(Axis(1), TILE).enumerate().map(|(b, v)| (b * TILE, v)).collect();
-    blocks.into_par_iter().for_each(|(j0, mut cols)| {
+    let add = |(j0, mut cols): (usize, ArrayViewMut2<'_, f64>)| {
         for i0 in (j0..n).step_by(TILE) {
             for jj in 0..cols.ncols() {
                 let j = j0 + jj;
@@ -173,7 +173,12 @@ fn add_transposed_lower(mut out: ArrayViewMut2<'_, f64>, m: ArrayView2<'_, f64>)
                 }
             }
         }
-    });
+    };
+    if matches!(par, Par::Seq) || n < 4 * TILE {
+        blocks.into_iter().for_each(add);
+    } else {
+        blocks.into_par_iter().for_each(add);
+    }
 }
 
 /// Whether `p` is zero below its diagonal (exact zeros: the products skip
