@@ -18,6 +18,11 @@
 //!   base features (`2 · 512 · d · l` flops); the one-pass strategy's `FᵀF`
 //!   is `moments_update` at `l = d`. (Before issue 15's range finder from the
 //!   Gram, `Y_b` was the row sketch `Θ_b`: the same shapes.)
+//! - `moments_project/…`: projecting one split part's statistics after the
+//!   pass (`AffineProjection::apply`, `TᵀGT = M + Mᵀ` for `M = (LᵀT)ᵀT`):
+//!   `tefm-d` by a dense `Q (d, d/4)` (`w²w' + 2ww'²` flops, `w = d + 2`,
+//!   `w' = d/4 + 2`) and `nystrom-m` by an upper-triangular `N (m, m)` with
+//!   an offset (`≈ w³` flops), the packing passes included.
 //!
 //! `l = 16384` needs 2 GiB for the Gram and about a minute: set
 //! `KAPPROX_BENCH_16K=1` to include it. Run it with
@@ -36,8 +41,8 @@ use faer::{Accum, Par};
 use kapprox_core::dense::{as_faer, as_faer_mut};
 use kapprox_core::gram::{PackedRows, gemm_tn_add};
 use kapprox_core::moments::BLOCK_ROWS;
-use kapprox_core::{DENSE_SPLIT, Moments};
-use ndarray::{Array2, ShapeBuilder};
+use kapprox_core::{AffineProjection, DENSE_SPLIT, Moments};
+use ndarray::{Array1, Array2, ShapeBuilder};
 use std::time::Duration;
 
 fn sizes() -> Vec<usize> {
@@ -141,6 +146,38 @@ fn bench_tefm_sketch(c: &mut Criterion) {
     g.finish();
 }
 
+fn bench_project(c: &mut Criterion) {
+    let threads = rayon::current_num_threads();
+    let mut g = c.benchmark_group("moments_project");
+    configure(&mut g);
+    for n in [1024, 2048, 4096] {
+        let mut m = Moments::new(n, 1);
+        m.update(rows(BLOCK_ROWS, n, 6).view(), rows(BLOCK_ROWS, 1, 7).view());
+        m.flush();
+        let w = (n + 2) as f64;
+        let lp = n / 4;
+        let wp = (lp + 2) as f64;
+        let q = rows(n, lp, 8);
+        let tefm = AffineProjection::new(q.view(), Array1::zeros(lp).view(), 1, Par::rayon(0));
+        g.bench_function(BenchmarkId::new("tefm-d", n), |b| {
+            let flops = w * w * wp + 2.0 * w * wp * wp;
+            support::timed(b, &format!("project tefm d={n} l={lp}"), flops, threads, || {
+                std::hint::black_box(tefm.apply(&m));
+            })
+        });
+        let upper =
+            Array2::from_shape_fn((n, n), |(i, j)| if i <= j { ((i * 13 + j * 7) % 17) as f64 - 8.0 } else { 0.0 });
+        let offset = Array1::from_shape_fn(n, |j| (j % 5) as f64 * 1e-2);
+        let nystrom = AffineProjection::new(upper.view(), offset.view(), 1, Par::rayon(0));
+        g.bench_function(BenchmarkId::new("nystrom-m", n), |b| {
+            support::timed(b, &format!("project nystrom m={n}"), w * w * w, threads, || {
+                std::hint::black_box(nystrom.apply(&m));
+            })
+        });
+    }
+    g.finish();
+}
+
 fn main() {
     let machine = support::machine();
     let mut c = Criterion::default().configure_from_args();
@@ -148,6 +185,7 @@ fn main() {
     bench_moments(&mut c, true);
     bench_faer_baseline(&mut c);
     bench_tefm_sketch(&mut c);
+    bench_project(&mut c);
     c.final_summary();
     support::table(&machine);
 }
