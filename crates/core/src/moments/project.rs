@@ -252,6 +252,36 @@ mod tests {
     }
 
     #[test]
+    fn every_shape_of_map_gives_the_statistics_of_the_mapped_rows() {
+        // Narrower and wider P, dense and upper triangular (a narrower
+        // triangular P keeps only its first rows triangular), no target,
+        // one feature, with and without an offset.
+        for &(l, lp, k, upper, offset) in &[
+            (70, 40, 1, true, true),
+            (70, 40, 0, false, true),
+            (40, 70, 2, true, false),
+            (1, 1, 1, false, true),
+            (1, 3, 0, true, true),
+            (300, 300, 3, true, true),
+        ] {
+            let (z, y) = data(500, l, k);
+            let m = flushed(&z, &y);
+            let p = Array2::from_shape_fn((l, lp), |(i, j)| {
+                if upper && j < i { 0.0 } else { ((i * 13 + j * 7) % 17) as f64 / 17.0 - 0.5 }
+            });
+            let d = Array1::from_shape_fn(lp, |j| if offset { (j % 5) as f64 - 2.0 } else { 0.0 });
+            let got = AffineProjection::new(p.view(), d.view(), k, Par::rayon(0)).apply(&m);
+            let (err, scale) = gram_error(&got, &moments_of_mapped_rows(&z, &y, &p, &d));
+            assert!(err < 1e-12 * scale, "l {l} → {lp}, k {k}, upper {upper}: error {err} of {scale}");
+            // The thread count changes no bit.
+            let seq = AffineProjection::new(p.view(), d.view(), k, Par::Seq).apply(&m);
+            assert!(
+                seq.augmented_gram().iter().zip(got.augmented_gram().iter()).all(|(a, b)| a.to_bits() == b.to_bits())
+            );
+        }
+    }
+
+    #[test]
     fn an_upper_triangular_projection_is_detected_and_gives_the_same_statistics() {
         // Past one 512-row chunk of the triangular products, with an offset.
         let (l, k) = (600, 2);
