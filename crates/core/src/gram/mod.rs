@@ -117,9 +117,9 @@ pub fn gemm_tn_lower_add<T: Element>(
 }
 
 /// `C += alpha · AᵀB` (as [`gemm_tn_add`]) with triangular rows in either
-/// operand: rows `0..a_upper` of `a` upper triangular (zero in every column
-/// `< r`), rows `0..a_lower` of `a` lower triangular (zero in every column
-/// `> r`), rows `0..b_upper` of `b` upper triangular. The chains skip the
+/// operand: the leading rows of `a` that `a_triangle` names are upper
+/// (zero in every column `< r`) or lower triangular (zero in every column
+/// `> r`), and rows `0..b_upper` of `b` upper triangular. The chains skip the
 /// zeros in chunks of [`TRIANGULAR_KC`] rows, each chunk's chains added to
 /// `C` in order, so that a tile skips whole chunks past its last nonzero
 /// row: `C = LᵀU` for a lower `L` and an upper `U` costs about a third of
