@@ -91,7 +91,7 @@ pub fn matmul_into(
 
 /// `A · B` as a new array (column-major layout, which faer writes fastest).
 pub fn matmul(a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>, par: Par) -> Array2<f64> {
-    let mut c = Array2::zeros((a.nrows(), b.ncols()).f());
+    let mut c = crate::buffer::zeros((a.nrows(), b.ncols()), true);
     matmul_into(c.view_mut(), a, b, 1.0, false, par);
     c
 }
@@ -148,7 +148,7 @@ pub fn eigh(a: ArrayView2<'_, f64>) -> (Array1<f64>, Array2<f64>) {
 /// `par`.
 pub fn cholesky_qr_q(y: ArrayView2<'_, f64>, par: Par) -> Option<Array2<f64>> {
     let n = y.ncols();
-    let mut g = Array2::zeros((n, n).f());
+    let mut g = crate::buffer::zeros((n, n), true);
     gram_lower_update(g.view_mut(), y, 1.0, par);
     crate::dense_par();
     let llt = as_faer(g.view()).llt(Side::Lower).ok()?;

@@ -17,6 +17,10 @@
 //!   core, bitwise independent of the thread count; [`cpu`]: run-time
 //!   SIMD detection.
 //! - [`sparse`]: fixed-nnz sparse rows, the output of sparse feature maps.
+//! - [`cholesky`]: a blocked Cholesky factorisation whose flops run in the
+//!   Gram kernel.
+//! - [`buffer`]: large working buffers, written once and backed by huge
+//!   pages where the system offers them.
 //!
 //! This crate does no I/O and never prints.
 //!
@@ -39,6 +43,8 @@
 #[macro_use]
 mod multiversion;
 
+pub mod buffer;
+pub mod cholesky;
 pub mod cpu;
 pub mod dense;
 pub mod distance;

@@ -40,7 +40,7 @@ use crate::dense::symmetrize_from_lower;
 use crate::gram::{Element, PackedRows, syrk_lower_add};
 use crate::sparse::SparseRowsView;
 use faer::Par;
-use ndarray::{Array1, Array2, ArrayView2, ShapeBuilder, s};
+use ndarray::{Array1, Array2, ArrayView2, s};
 
 /// Rows per accumulation block. Fixed, because the summation order (and so
 /// the bitwise result) depends on it. A block's products are summed in
@@ -77,7 +77,7 @@ impl Moments {
         Moments {
             n_features,
             n_targets,
-            gram: Array2::zeros((w, w).f()),
+            gram: crate::buffer::zeros((w, w), true),
             pending: None,
             pending_f32: None,
             par: crate::dense_par(),
@@ -359,7 +359,7 @@ impl Moments {
         self.assert_flushed();
         let l = self.n_features;
         // Column-major like the Gram, so that the copy streams.
-        let mut a = Array2::zeros((l, l).f());
+        let mut a = crate::buffer::zeros((l, l), true);
         a.assign(&self.gram.slice(s![0..l, 0..l]));
         symmetrize_from_lower(a.view_mut());
         a
@@ -484,6 +484,7 @@ pub struct CenteredMoments {
 mod tests {
     use super::*;
     use crate::sparse::SparseRows;
+    use ndarray::ShapeBuilder;
     use rand::{Rng, SeedableRng};
 
     pub(super) fn data(n: usize, l: usize, k: usize) -> (Array2<f64>, Array2<f64>) {

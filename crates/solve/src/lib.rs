@@ -71,7 +71,6 @@
 //! ```
 
 mod band;
-mod blocked;
 mod classify;
 mod error;
 mod krr;

@@ -456,7 +456,7 @@ impl HeldOut {
         let l = m.n_features();
         let gram = m.augmented_gram();
         // The lower triangle, column by column (no symmetrisation pass).
-        let mut g = Array2::zeros((l, l).f());
+        let mut g = kapprox_core::buffer::zeros((l, l), true);
         for j in 0..l {
             g.slice_mut(s![j.., j]).assign(&gram.slice(s![j..l, j]));
         }

@@ -5,7 +5,7 @@ use crate::solver::{Fallback, SolveInfo, solve_shifted};
 use faer::{Accum, Par};
 use kapprox_core::dense::{as_faer, as_faer_mut};
 use kapprox_core::{CenteredMoments, Moments, SparseRowsView};
-use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, Axis, ShapeBuilder, s};
+use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, Axis, s};
 use serde::{Deserialize, Serialize};
 
 /// Default of [`RidgeParams::with_alpha`].
@@ -358,7 +358,7 @@ impl Normal {
         let g = m.augmented_gram();
         let (z_shift, y_shift) =
             if fit_intercept { (m.z_sum() / n, m.y_sum() / n) } else { (Array1::zeros(l), Array1::zeros(k)) };
-        let mut a = Array2::<f64>::zeros((l, l).f());
+        let mut a = kapprox_core::buffer::zeros((l, l), true);
         let zm = z_shift.as_slice().expect("contiguous");
         let mut finite = all_finite(zm);
         for j in 0..l {

@@ -157,15 +157,15 @@ pub(crate) fn apply_weights(u: &Mat<f64>, utb: &Array2<f64>, d: &Array1<f64>) ->
 
 /// The lower Cholesky factor of `A + shift·I`, or the failing pivot.
 ///
-/// Cost: `n³/3` flops (blocked, see [`crate::blocked`]); memory: one `n²` copy.
+/// Cost: `n³/3` flops (blocked, see [`kapprox_core::cholesky`]); memory: one `n²` copy.
 fn cholesky_shifted(a: ArrayView2<'_, f64>, shift: f64) -> std::result::Result<Array2<f64>, usize> {
     let n = a.nrows();
-    let mut l = Array2::zeros((n, n).f());
+    let mut l = kapprox_core::buffer::zeros((n, n), true);
     for j in 0..n {
         l.slice_mut(s![j.., j]).assign(&a.slice(s![j.., j]));
         l[[j, j]] += shift;
     }
-    crate::blocked::cholesky_lower_in_place(l.view_mut(), par())?;
+    kapprox_core::cholesky::cholesky_lower_in_place(l.view_mut(), par())?;
     Ok(l)
 }
 

@@ -47,7 +47,7 @@ pub use symmetric::PackedSymmetric;
 use crate::cpu::Simd;
 use faer::Par;
 use kernels::{MAX_TILE, Operands};
-use ndarray::{ArrayViewMut2, ShapeBuilder};
+use ndarray::ArrayViewMut2;
 use rayon::prelude::*;
 use std::ops::Range;
 
@@ -241,7 +241,7 @@ fn product_with<T: Element>(
         // packed blocks of a.len() rows.
         unsafe { product.run(is_parallel(par, a.len(), m, n)) };
     } else {
-        let mut t = ndarray::Array2::<f64>::zeros((m, n).f());
+        let mut t = crate::buffer::zeros((m, n), true);
         t.assign(&c);
         product_with(t.view_mut(), a, b, alpha, lower, zeros, kc, par);
         if lower {

@@ -148,7 +148,7 @@ impl<T: Element> PackedRows<T> {
             n_panels,
             rows: 0,
             simd,
-            lines: vec![Line::default(); bytes.div_ceil(64)],
+            lines: crate::buffer::filled_vec(bytes.div_ceil(64), Line::default()),
             element: std::marker::PhantomData,
         }
     }

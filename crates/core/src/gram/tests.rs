@@ -1,5 +1,5 @@
 use super::*;
-use ndarray::{Array2, ArrayView2, s};
+use ndarray::{Array2, ArrayView2, ShapeBuilder, s};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

@@ -2,6 +2,7 @@
 //! features: `TᵀGT` for the augmented map `T`, without another pass.
 
 use super::Moments;
+use crate::buffer;
 use crate::gram::{PackedRows, Triangle, gemm_tn_add, gemm_tn_add_triangular};
 use faer::Par;
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, ArrayViewMut2, Axis, ShapeBuilder};
@@ -113,7 +114,7 @@ impl AffineProjection {
         // H = LᵀT₀, upper triangular when T₀ is throughout (rows c of L
         // are zero right of c, rows r of T₀ left of r).
         let lower = PackedRows::<f64>::lower_half_of_symmetric(t.simd(), m.gram.view());
-        let mut h = Array2::<f64>::zeros((w, wp).f());
+        let mut h = buffer::zeros((w, wp), true);
         gemm_tn_add_triangular(h.view_mut(), &lower, Triangle::Lower(w), t, self.upper, 1.0, self.par);
         drop(lower);
         let mut h_rows = PackedRows::<f64>::with_simd(t.simd(), wp, w);
@@ -122,7 +123,7 @@ impl AffineProjection {
         drop(h);
         let h_upper = if self.upper == w { w } else { 0 };
         // M = HᵀT₀ = T₀ᵀLT₀, and T₀ᵀGT₀ = M + Mᵀ.
-        let mut mt = Array2::<f64>::zeros((wp, wp).f());
+        let mut mt = buffer::zeros((wp, wp), true);
         gemm_tn_add_triangular(mt.view_mut(), &h_rows, Triangle::Upper(h_upper), t, self.upper, 1.0, self.par);
         drop(h_rows);
         let mut out = Moments::new(wp - 1 - k, k).with_par(self.par);

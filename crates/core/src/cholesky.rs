@@ -3,29 +3,30 @@
 //! Why by hand: on 2 cores, faer's `cholesky_in_place` reaches 8–24 % of
 //! the measured f64 peak at `l = 1024..8192` (`cargo bench -p
 //! kapprox-solve --bench ridge_solve`), while
-//! `kapprox_core::gram` runs a rank-`k` lower update at 75–80 %. A
+//! [`crate::gram`] runs a rank-`k` lower update at 75–80 %. A
 //! right-looking Cholesky spends all but `O(l² nb)` of its `l³/3` flops in
 //! such trailing updates, so routing them through the Gram kernel is the
 //! whole speed-up; the small diagonal factorisations and the triangular
 //! solves of the panels stay faer's.
 //!
 //! The factor is bitwise the same for every thread count: faer runs with
-//! the fixed split of `kapprox_core::dense_par`, and the Gram kernel's bits
-//! do not depend on its parallelism.
+//! the fixed split of [`crate::dense_par`], and the Gram kernel's bits do
+//! not depend on its parallelism. Used by the ridge refit
+//! (`kapprox-solve`) and by Nyström's factorisations of `K_mm`
+//! (`kapprox-features`).
 
-use crate::band::gram_par;
+use crate::dense::{as_faer, as_faer_mut};
+use crate::gram::{PackedRows, syrk_lower_add};
 use faer::Par;
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::cholesky::llt;
 use faer::linalg::triangular_solve::solve_lower_triangular_in_place;
-use kapprox_core::dense::{as_faer, as_faer_mut};
-use kapprox_core::gram::{PackedRows, syrk_lower_add};
 use ndarray::{ArrayViewMut2, s};
 
 /// Columns per panel of the blocked Cholesky: the rank of each trailing
 /// update. Wide enough for the Gram kernel to run at its rate, narrow
 /// enough that the panel work (`O(l · nb²)`, faer's) stays small.
-const CHOLESKY_BLOCK: usize = 256;
+pub const CHOLESKY_BLOCK: usize = 256;
 
 /// Factors the symmetric positive definite `a (n, n)` in place as `L Lᵀ`:
 /// on return the lower triangle holds `L`. Only the lower triangle is read;
@@ -34,7 +35,7 @@ const CHOLESKY_BLOCK: usize = 256;
 ///
 /// Cost: `n³/3` flops, all but `O(n² nb)` of them in the Gram kernel.
 /// Memory: one `(nb, n)` packed panel.
-pub(crate) fn cholesky_lower_in_place(mut a: ArrayViewMut2<'_, f64>, par: Par) -> Result<(), usize> {
+pub fn cholesky_lower_in_place(mut a: ArrayViewMut2<'_, f64>, par: Par) -> Result<(), usize> {
     let n = a.nrows();
     debug_assert_eq!(a.ncols(), n);
     let mut k = 0;
@@ -63,7 +64,10 @@ pub(crate) fn cholesky_lower_in_place(mut a: ArrayViewMut2<'_, f64>, par: Par) -
             let r = panel.push_row();
             panel.set(r, 0, below.column(c));
         }
-        syrk_lower_add(a.slice_mut(s![end.., end..]), &panel, -1.0, gram_par(par));
+        // The Gram kernel's bits do not depend on its parallelism: any
+        // split of faer's runs it on the whole pool.
+        let gram_par = if matches!(par, Par::Seq) { Par::Seq } else { Par::rayon(0) };
+        syrk_lower_add(a.slice_mut(s![end.., end..]), &panel, -1.0, gram_par);
         k = end;
     }
     Ok(())
@@ -94,7 +98,7 @@ mod tests {
             let a = spd(n);
             let mut f = Array2::zeros((n, n).f());
             f.assign(&a);
-            cholesky_lower_in_place(f.view_mut(), kapprox_core::dense_par()).unwrap();
+            cholesky_lower_in_place(f.view_mut(), crate::dense_par()).unwrap();
             let l = Array2::from_shape_fn((n, n), |(i, j)| if i >= j { f[[i, j]] } else { 0.0 });
             let llt = l.dot(&l.t());
             let scale = (0..n).map(|i| a[[i, i]]).fold(0.0, f64::max);
@@ -130,7 +134,7 @@ mod tests {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
             pool.install(|| {
                 let mut f = a.clone();
-                cholesky_lower_in_place(f.view_mut(), kapprox_core::dense_par()).unwrap();
+                cholesky_lower_in_place(f.view_mut(), crate::dense_par()).unwrap();
                 f
             })
         };
