@@ -38,7 +38,7 @@ gives, per map, the time ratio (scikit-learn / kapprox), the memory ratio
 The kapprox binary is `--kapprox PATH`, else `$CARGO_TARGET_DIR/release/kapprox`
 or `target/release/kapprox`, built when missing.
 
-needs: pip install scikit-learn pyarrow numpy
+needs: pip install scikit-learn pyarrow pandas numpy
 """
 import argparse
 import json

@@ -81,4 +81,38 @@ mod tests {
         let r = zeros((3, 2), false);
         assert_eq!(r.strides(), &[2, 1]);
     }
+
+    /// The advice reaches the kernel: the mapping that holds a large
+    /// buffer carries the `hg` (MADV_HUGEPAGE) flag in `/proc/self/smaps`,
+    /// and a small one is not advised. Whether huge pages then back it is
+    /// the system's choice, so that is not asserted.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn large_buffers_are_advised_to_use_huge_pages() {
+        if !std::path::Path::new("/sys/kernel/mm/transparent_hugepage/enabled").exists() {
+            eprintln!("skipped: this kernel has no transparent huge pages");
+            return;
+        }
+        let flags_at = |addr: usize| -> Option<String> {
+            let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
+            let mut inside = false;
+            for line in smaps.lines() {
+                let range = line.split_whitespace().next().and_then(|r| r.split_once('-'));
+                let bounds = range
+                    .and_then(|(a, b)| Some((usize::from_str_radix(a, 16).ok()?, usize::from_str_radix(b, 16).ok()?)));
+                if let Some((a, b)) = bounds {
+                    inside = (a..b).contains(&addr);
+                } else if inside && let Some(flags) = line.strip_prefix("VmFlags:") {
+                    return Some(flags.to_string());
+                }
+            }
+            None
+        };
+        let large = filled_vec(4 * HUGE_PAGE_BYTES / 8, 0.0f64);
+        let flags = flags_at(large.as_ptr() as usize + HUGE_PAGE_BYTES).expect("the buffer's mapping in smaps");
+        assert!(flags.split_whitespace().any(|f| f == "hg"), "no MADV_HUGEPAGE on a large buffer: {flags}");
+        let small = filled_vec(1000, 0.0f64);
+        let flags = flags_at(small.as_ptr() as usize).expect("the buffer's mapping in smaps");
+        assert!(!flags.split_whitespace().any(|f| f == "hg"), "a small buffer was advised: {flags}");
+    }
 }
