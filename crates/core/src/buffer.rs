@@ -11,9 +11,12 @@
 //! a TLB shootdown on every core. Writing the zeros here makes the first
 //! touch a write, and `MADV_HUGEPAGE` asks for 2 MiB pages (honoured when
 //! the system's transparent huge pages are `always` or `madvise`, ignored
-//! otherwise). Measured on one projection of the statistics at m = 4096
-//! (`AffineProjection::apply`, 2-core AMD EPYC): 1.87 s with zeroed 4 KiB
-//! pages, 1.26 s with these buffers, the products themselves ~30 % faster.
+//! otherwise). On a 2-core AMD EPYC, one projection of the statistics at
+//! m = 4096 (`AffineProjection::apply`, a one-off harness) took 1.67–2.09 s
+//! with zeroed 4 KiB pages and 1.16–1.34 s with these buffers, the
+//! products themselves about 30 % faster; `cargo bench -p kapprox-core
+//! --bench ridge_accumulate -- moments_project` measures it (42 % of the
+//! peak before, 67 % after, docs/PERFORMANCE.md).
 //!
 //! The contents and the results do not depend on the page size; only the
 //! time does.

@@ -26,7 +26,7 @@ use ndarray::{ArrayViewMut2, s};
 /// Columns per panel of the blocked Cholesky: the rank of each trailing
 /// update. Wide enough for the Gram kernel to run at its rate, narrow
 /// enough that the panel work (`O(l · nb²)`, faer's) stays small.
-pub const CHOLESKY_BLOCK: usize = 256;
+const CHOLESKY_BLOCK: usize = 256;
 
 /// Factors the symmetric positive definite `a (n, n)` in place as `L Lᵀ`:
 /// on return the lower triangle holds `L`. Only the lower triangle is read;
