@@ -16,12 +16,13 @@
 //! (`kapprox-features`).
 
 use crate::dense::{as_faer, as_faer_mut};
-use crate::gram::{PackedRows, syrk_lower_add};
+use crate::gram::{PackedRows, gram_par, syrk_lower_add};
 use faer::Par;
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::cholesky::llt;
 use faer::linalg::triangular_solve::solve_lower_triangular_in_place;
-use ndarray::{ArrayViewMut2, s};
+use ndarray::parallel::prelude::*;
+use ndarray::{Array2, ArrayView2, ArrayViewMut2, Axis, s};
 
 /// Columns per panel of the blocked Cholesky: the rank of each trailing
 /// update. Wide enough for the Gram kernel to run at its rate, narrow
@@ -64,13 +65,44 @@ pub fn cholesky_lower_in_place(mut a: ArrayViewMut2<'_, f64>, par: Par) -> Resul
             let r = panel.push_row();
             panel.set(r, 0, below.column(c));
         }
-        // The Gram kernel's bits do not depend on its parallelism: any
-        // split of faer's runs it on the whole pool.
-        let gram_par = if matches!(par, Par::Seq) { Par::Seq } else { Par::rayon(0) };
-        syrk_lower_add(a.slice_mut(s![end.., end..]), &panel, -1.0, gram_par);
+        syrk_lower_add(a.slice_mut(s![end.., end..]), &panel, -1.0, gram_par(par));
         k = end;
     }
     Ok(())
+}
+
+/// The lower Cholesky factor of `A + shift·I` (only the lower triangle of
+/// `a` is read), in a new column-major buffer; or the failing pivot.
+///
+/// Cost: `n³/3` flops (see [`cholesky_lower_in_place`]); memory: one `n²`
+/// buffer ([`crate::buffer`]).
+pub fn cholesky_shifted(a: ArrayView2<'_, f64>, shift: f64, par: Par) -> Result<Array2<f64>, usize> {
+    let n = a.nrows();
+    let mut l = crate::buffer::zeros((n, n), true);
+    cholesky_shifted_into(l.view_mut(), a, shift, par)?;
+    Ok(l)
+}
+
+/// [`cholesky_shifted`] into `work (n, n)`, column-major, whose previous
+/// contents are overwritten (so one buffer serves several factorisations).
+///
+/// # Panics
+/// `work` must be a column-major `(n, n)` matrix for `a (n, n)`.
+pub fn cholesky_shifted_into(
+    mut work: ArrayViewMut2<'_, f64>,
+    a: ArrayView2<'_, f64>,
+    shift: f64,
+    par: Par,
+) -> Result<(), usize> {
+    let n = a.nrows();
+    assert_eq!((a.ncols(), work.dim()), (n, (n, n)), "cholesky_shifted: a and work must be (n, n)");
+    assert!(n == 0 || work.stride_of(Axis(0)) == 1, "cholesky_shifted: work must be column-major");
+    // The lower triangle, column by column on every core.
+    work.axis_iter_mut(Axis(1)).into_par_iter().enumerate().for_each(|(j, mut col)| {
+        col.iter_mut().zip(a.column(j)).skip(j).for_each(|(w, &v)| *w = v);
+        col[j] += shift;
+    });
+    cholesky_lower_in_place(work, par)
 }
 
 #[cfg(test)]
@@ -109,6 +141,31 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_shifted_factor_reads_the_lower_triangle_and_reuses_its_buffer() {
+        let n = CHOLESKY_BLOCK + 9;
+        let a = spd(n);
+        let fresh = cholesky_shifted(a.view(), 0.5, Par::Seq).unwrap();
+        // The junk upper triangle of `a` is never read, and a buffer that
+        // held another factorisation gives the same bits.
+        let mut work = Array2::from_elem((n, n).f(), 7.0);
+        cholesky_shifted_into(work.view_mut(), a.view(), 2.0, Par::Seq).unwrap();
+        cholesky_shifted_into(work.view_mut(), a.view(), 0.5, Par::Seq).unwrap();
+        for j in 0..n {
+            for i in j..n {
+                assert_eq!(work[[i, j]].to_bits(), fresh[[i, j]].to_bits(), "({i}, {j})");
+            }
+        }
+        let mut shifted = a.clone();
+        shifted.diag_mut().iter_mut().for_each(|v| *v += 0.5);
+        let mut direct = Array2::zeros((n, n).f());
+        direct.assign(&shifted);
+        cholesky_lower_in_place(direct.view_mut(), Par::Seq).unwrap();
+        assert!((0..n).all(|j| (j..n).all(|i| direct[[i, j]].to_bits() == fresh[[i, j]].to_bits())));
+        // A shift that makes it indefinite names a pivot.
+        assert!(cholesky_shifted(a.view(), -1e9, Par::Seq).is_err());
     }
 
     #[test]

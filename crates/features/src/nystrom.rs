@@ -31,7 +31,7 @@ pub use crate::spec::NystromParams;
 use crate::spec::{MapSpec, Tensors};
 use faer::Mat;
 use faer::linalg::triangular_inverse::invert_lower_triangular;
-use kapprox_core::cholesky::cholesky_lower_in_place;
+use kapprox_core::cholesky::cholesky_shifted_into;
 use kapprox_core::{Par, dense};
 use ndarray::parallel::prelude::*;
 use ndarray::{Array2, ArrayView2, ArrayViewMut2, Axis, s};
@@ -211,16 +211,8 @@ fn cholesky_normalization(kmm: ArrayView2<'_, f64>, rel_tol: f64) -> Option<Arra
     // Cholesky whose flops run in the Gram kernel (faer's `llt` took about
     // twice as long at m = 4096); its strict upper triangle is scratch.
     let mut work = kapprox_core::buffer::zeros((m, m), true);
-    let load_lower = |work: &mut Array2<f64>, shift: f64| {
-        work.axis_iter_mut(Axis(1)).into_par_iter().enumerate().for_each(|(j, mut col)| {
-            col.iter_mut().zip(kmm.column(j)).skip(j).for_each(|(w, &k)| *w = k);
-            col[j] -= shift;
-        });
-    };
-    load_lower(&mut work, tau);
-    cholesky_lower_in_place(work.view_mut(), par).ok()?;
-    load_lower(&mut work, 0.0);
-    cholesky_lower_in_place(work.view_mut(), par).ok()?;
+    cholesky_shifted_into(work.view_mut(), kmm, -tau, par).ok()?;
+    cholesky_shifted_into(work.view_mut(), kmm, 0.0, par).ok()?;
     let mut inv = Mat::<f64>::zeros(m, m);
     // Only the lower triangle of the factor is read.
     invert_lower_triangular(inv.as_mut(), dense::as_faer(work.view()), par);

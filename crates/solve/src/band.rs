@@ -25,7 +25,7 @@ use faer::linalg::triangular_solve;
 use faer::reborrow::ReborrowMut;
 use faer::{Accum, Conj, Mat, MatMut, Par};
 use kapprox_core::dense::{as_faer, as_faer_mut};
-use kapprox_core::gram::{PackedRows, PackedSymmetric};
+use kapprox_core::gram::{PackedRows, PackedSymmetric, gram_par};
 use ndarray::{Array2, ArrayView2, ArrayViewMut2, ShapeBuilder, s};
 
 /// Half-bandwidth of the reduced matrix: the panel width of the reduction.
@@ -247,12 +247,6 @@ impl Scratch {
         let empty = || PackedRows::with_simd(simd, 0, 0);
         Scratch { v_rows: empty(), wv: empty(), vw: empty() }
     }
-}
-
-/// The Gram kernel's parallelism for a faer one: its bits do not depend
-/// on it, so any split runs on the whole pool.
-pub(crate) fn gram_par(par: Par) -> Par {
-    if matches!(par, Par::Seq) { Par::Seq } else { Par::rayon(0) }
 }
 
 /// The Cholesky factor of a shifted band matrix, in the same band layout.

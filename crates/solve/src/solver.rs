@@ -155,18 +155,10 @@ pub(crate) fn apply_weights(u: &Mat<f64>, utb: &Array2<f64>, d: &Array1<f64>) ->
     mul(u.as_ref(), as_faer(scaled.view()))
 }
 
-/// The lower Cholesky factor of `A + shift·I`, or the failing pivot.
-///
-/// Cost: `n³/3` flops (blocked, see [`kapprox_core::cholesky`]); memory: one `n²` copy.
+/// The lower Cholesky factor of `A + shift·I`, or the failing pivot
+/// (blocked, see [`kapprox_core::cholesky`]).
 fn cholesky_shifted(a: ArrayView2<'_, f64>, shift: f64) -> std::result::Result<Array2<f64>, usize> {
-    let n = a.nrows();
-    let mut l = kapprox_core::buffer::zeros((n, n), true);
-    for j in 0..n {
-        l.slice_mut(s![j.., j]).assign(&a.slice(s![j.., j]));
-        l[[j, j]] += shift;
-    }
-    kapprox_core::cholesky::cholesky_lower_in_place(l.view_mut(), par())?;
-    Ok(l)
+    kapprox_core::cholesky::cholesky_shifted(a, shift, par())
 }
 
 /// Solves `L Lᵀ X = B` in place (only the lower triangle of `l` is read).
