@@ -188,13 +188,13 @@ fn reduce_panel(work: &mut PackedSymmetric, col: usize, row: usize, scratch: &mu
             Default::default(),
         );
     }
+    let Scratch { v_rows, wv, vw, v, x } = scratch;
     // V explicitly: unit lower trapezoidal (n, kb), and as packed rows.
-    let mut v = Array2::<f64>::zeros((n, kb).f());
+    let mut v = Scratch::zeroed(v, n, kb);
     for c in 0..kb {
         v[[c, c]] = 1.0;
         v.slice_mut(s![c + 1.., c]).assign(&basis.slice(s![c + 1.., c]));
     }
-    let Scratch { v_rows, wv, vw } = scratch;
     v_rows.reset(kb, n);
     for _ in 0..n {
         v_rows.push_row();
@@ -203,7 +203,7 @@ fn reduce_panel(work: &mut PackedSymmetric, col: usize, row: usize, scratch: &mu
         v_rows.set_column(c, v.column(c));
     }
     // X = A₂₂ V.
-    let mut x = Array2::<f64>::zeros((n, kb).f());
+    let mut x = Scratch::zeroed(x, n, kb);
     work.symm_add(row, v_rows, x.view_mut(), 1.0, gram_par(par));
     {
         // X ← X T⁻¹, i.e. Tᵀ Xᵀ = Xᵀ.
@@ -231,21 +231,43 @@ fn reduce_panel(work: &mut PackedSymmetric, col: usize, row: usize, scratch: &mu
     Panel { row, basis, t }
 }
 
-/// The packed operands of a panel's products, allocated once for the
-/// first (largest) panel and reused ([`PackedRows::reset`]): a fresh
-/// zeroed block per panel cost page faults and a fill of megabytes.
+/// The operands of a panel's products, allocated once for the first
+/// (largest) panel and reused ([`PackedRows::reset`], [`Scratch::zeroed`]):
+/// a fresh zeroed block per panel cost page faults and a fill of
+/// megabytes (at l = 4096, 64 panels of 2 MB each for `V` and for `X`,
+/// whose zero pages faulted 4 KiB at a time as the products wrote them).
 struct Scratch {
     /// `V`'s rows.
     v_rows: PackedRows<f64>,
     /// `[W V]ᵀ` and `[V W]ᵀ`, `2b` rows each.
     wv: PackedRows<f64>,
     vw: PackedRows<f64>,
+    /// Storage of `V` and of `X` (then `W`), column-major.
+    v: Array2<f64>,
+    x: Array2<f64>,
 }
 
 impl Scratch {
     fn new(simd: kapprox_core::cpu::Simd) -> Self {
         let empty = || PackedRows::with_simd(simd, 0, 0);
-        Scratch { v_rows: empty(), wv: empty(), vw: empty() }
+        Scratch {
+            v_rows: empty(),
+            wv: empty(),
+            vw: empty(),
+            v: Array2::zeros((0, 0).f()),
+            x: Array2::zeros((0, 0).f()),
+        }
+    }
+
+    /// A zero `(n, k)` view of `storage`, column-major with its leading
+    /// dimension, which grows (fresh) only when too small.
+    fn zeroed(storage: &mut Array2<f64>, n: usize, k: usize) -> ArrayViewMut2<'_, f64> {
+        if storage.nrows() < n || storage.ncols() < k {
+            *storage = kapprox_core::buffer::zeros((n, k), true);
+        }
+        let mut view = storage.slice_mut(s![..n, ..k]);
+        view.fill(0.0);
+        view
     }
 }
 

@@ -113,19 +113,20 @@ impl AffineProjection {
         let (w, wp) = (t.len(), t.n_cols());
         // H = LᵀT₀, upper triangular when T₀ is throughout (rows c of L
         // are zero right of c, rows r of T₀ left of r).
-        let lower = PackedRows::<f64>::lower_half_of_symmetric(t.simd(), m.gram.view());
+        // Each product's operand and result reuse the storage of the one
+        // before (H's rows that of L's, M that of H): at l = 4096 each is
+        // 134 MB, and fresh memory costs a round of page faults.
+        let mut rows = PackedRows::<f64>::lower_half_of_symmetric(t.simd(), m.gram.view());
         let mut h = buffer::zeros((w, wp), true);
-        gemm_tn_add_triangular(h.view_mut(), &lower, Triangle::Lower(w), t, self.upper, 1.0, self.par);
-        drop(lower);
-        let mut h_rows = PackedRows::<f64>::with_simd(t.simd(), wp, w);
-        h_rows.push_rows(w);
-        h_rows.set_rows(0, h.view(), None, self.par);
-        drop(h);
+        gemm_tn_add_triangular(h.view_mut(), &rows, Triangle::Lower(w), t, self.upper, 1.0, self.par);
+        rows.reset(wp, w);
+        rows.push_rows(w);
+        rows.set_rows(0, h.view(), None, self.par);
         let h_upper = if self.upper == w { w } else { 0 };
         // M = HᵀT₀ = T₀ᵀLT₀, and T₀ᵀGT₀ = M + Mᵀ.
-        let mut mt = buffer::zeros((wp, wp), true);
-        gemm_tn_add_triangular(mt.view_mut(), &h_rows, Triangle::Upper(h_upper), t, self.upper, 1.0, self.par);
-        drop(h_rows);
+        let mut mt = buffer::zeros_reusing(h, (wp, wp), true);
+        gemm_tn_add_triangular(mt.view_mut(), &rows, Triangle::Upper(h_upper), t, self.upper, 1.0, self.par);
+        drop(rows);
         let mut out = Moments::new(wp - 1 - k, k).with_par(self.par);
         add_transposed_lower(out.gram.view_mut(), mt.view(), self.par);
         if let Some(d) = &self.offset {
