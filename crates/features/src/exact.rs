@@ -11,7 +11,7 @@ use crate::error::{FeatureError, Result};
 use crate::kernel::Kernel;
 use crate::kernel_block::{Points, kernel_block_into};
 use crate::map::FeatureMap;
-use crate::spec::{MapSpec, Tensors};
+use crate::spec::{MapSpec, TensorViews, Tensors, owned};
 use ndarray::{Array2, ArrayView2, ArrayViewMut2, s};
 
 /// Rows per kernel block (bounds the scratch of a transform call).
@@ -108,9 +108,11 @@ impl FeatureMap for KernelColumns {
     }
 
     fn tensors(&self) -> Tensors {
-        let mut t = Tensors::new();
-        t.insert("points".to_string(), self.points.array().clone());
-        t
+        owned(self.tensor_views())
+    }
+
+    fn tensor_views(&self) -> TensorViews<'_> {
+        TensorViews::from([("points".to_string(), self.points.view().into())])
     }
 
     fn parameter_bytes(&self) -> usize {

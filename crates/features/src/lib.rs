@@ -95,4 +95,4 @@ pub use qmc::Qmc;
 pub use registry::{CustomBuilder, Registry};
 pub use rff::Rff;
 pub use sorf::Sorf;
-pub use spec::{Form, MAX_COMPONENTS, MAX_GRIDS, MAX_INPUT, MAX_POWER_ITERATIONS, MapSpec, Tensors};
+pub use spec::{Form, MAX_COMPONENTS, MAX_GRIDS, MAX_INPUT, MAX_POWER_ITERATIONS, MapSpec, TensorViews, Tensors};

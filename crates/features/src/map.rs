@@ -1,4 +1,4 @@
-use crate::spec::{MapSpec, Tensors};
+use crate::spec::{MapSpec, TensorViews, Tensors};
 use kapprox_core::sparse::{SparseRows, SparseRowsViewMut};
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 
@@ -79,6 +79,15 @@ pub trait FeatureMap: Send + Sync + std::fmt::Debug {
     /// landmarks, TEFM's Q, ...). Data-independent maps have none.
     fn tensors(&self) -> Tensors {
         Tensors::default()
+    }
+
+    /// The tensors of [`FeatureMap::tensors`], borrowed where the map holds
+    /// them: a Nyström map's `N` is 134 MB at m = 4096, and writing a model
+    /// or projecting statistics needs only to read it. The default copies
+    /// them through [`FeatureMap::tensors`], so a map that overrides only
+    /// that still gives every tensor.
+    fn tensor_views(&self) -> TensorViews<'_> {
+        self.tensors().into_iter().map(|(k, v)| (k, v.into())).collect()
     }
 
     /// The realised random parameters that the spec regenerates from its

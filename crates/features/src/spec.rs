@@ -8,13 +8,22 @@
 use crate::eof::spec::{EofKernel, EofSpec};
 use crate::error::{FeatureError, Result};
 use crate::kernel::Kernel;
-use ndarray::Array2;
+use ndarray::{Array2, CowArray, Ix2};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Learned tensors of a data-dependent map, by name (stored in the model
 /// file beside the spec).
 pub type Tensors = BTreeMap<String, Array2<f64>>;
+
+/// Copies borrowed tensors.
+pub(crate) fn owned(views: TensorViews<'_>) -> Tensors {
+    views.into_iter().map(|(k, v)| (k, v.into_owned())).collect()
+}
+
+/// [`Tensors`] borrowed from the map where it holds them
+/// ([`FeatureMap::tensor_views`](crate::FeatureMap::tensor_views)).
+pub type TensorViews<'a> = BTreeMap<String, CowArray<'a, f64, Ix2>>;
 
 /// Most output features of a dense map, inner features of Comp, landmarks
 /// of Nyström and points of kernel columns: 2^24. A ridge over more

@@ -48,7 +48,7 @@
 use crate::error::{FeatureError, Result};
 use crate::map::{FeatureMap, OutputKind};
 pub use crate::spec::{DEFAULT_POWER_ITERATIONS, MAX_POWER_ITERATIONS, TefmKind, TefmParams};
-use crate::spec::{MapSpec, Tensors};
+use crate::spec::{MapSpec, TensorViews, Tensors, owned};
 use kapprox_core::{Par, dense};
 use ndarray::{Array2, ArrayView2, ArrayViewMut2, s};
 use serde::{Deserialize, Serialize};
@@ -317,8 +317,13 @@ impl FeatureMap for Tefm {
     }
 
     fn tensors(&self) -> Tensors {
-        let mut t: Tensors = self.base.tensors().into_iter().map(|(k, v)| (format!("base.{k}"), v)).collect();
-        t.insert("q".to_string(), self.q.clone());
+        owned(self.tensor_views())
+    }
+
+    fn tensor_views(&self) -> TensorViews<'_> {
+        let mut t: TensorViews<'_> =
+            self.base.tensor_views().into_iter().map(|(k, v)| (format!("base.{k}"), v)).collect();
+        t.insert("q".to_string(), self.q.view().into());
         t
     }
 

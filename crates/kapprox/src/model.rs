@@ -24,12 +24,13 @@
 
 use crate::inputs::Inputs;
 pub use crate::tensorfile::Integrity;
-use crate::tensorfile::TensorFile;
+use crate::tensorfile::{Encoded, TensorFile};
 use anyhow::{Context, Result, bail};
 use kapprox_features::{FeatureMap, MapSpec, Tensors};
 use kapprox_io::{MemoryBudget, Scaler};
 use ndarray::{Array1, Array2, ArrayView2, Ix1, Ix2};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The format identifier in every model document.
@@ -148,7 +149,15 @@ impl Model {
 
     /// [`Model::save`], storing the map's random parameters as `store` says.
     pub fn save_with(&self, path: &Path, store: StoreMap) -> Result<()> {
-        crate::tensorfile::write_atomic(path, &self.to_bytes_with(store)?)
+        let out = crate::io::StagedOutput::file(path, &crate::io::OutputOptions::new().with_overwrite(true))?;
+        self.write_staged(out, store)
+    }
+
+    /// Writes the model as the staged file `out` and commits it (see
+    /// [`Model::to_bytes`]), without a copy of its tensors: the file is
+    /// streamed from the model's own arrays.
+    pub fn write_staged(&self, out: crate::io::StagedOutput, store: StoreMap) -> Result<()> {
+        self.with_encoded(store, |file| crate::tensorfile::write_staged_encoded(out, file))
     }
 
     /// The model file's bytes, with a digest of the whole file that
@@ -160,13 +169,23 @@ impl Model {
     /// [`Model::to_bytes`], storing the map's random parameters as `store`
     /// says (as `map.<name>` tensors beside the learned ones).
     pub fn to_bytes_with(&self, store: StoreMap) -> Result<Vec<u8>> {
-        let mut f = TensorFile { doc: serde_json::to_value(&self.doc)?, ..Default::default() };
-        f.tensors.insert("coef".into(), self.coef.clone().into_dyn());
-        f.tensors.insert("intercept".into(), self.intercept.clone().into_dyn());
-        for (name, t) in self.map.tensors().into_iter().chain(store.tensors(self.map.as_ref())) {
-            f.tensors.insert(format!("map.{name}"), t.into_dyn());
+        self.with_encoded(store, |file| Ok(file.to_vec()))
+    }
+
+    /// Calls `f` with the model's file, encoded from the model's own
+    /// arrays: the document, the weights and the map's tensors (its random
+    /// parameters as `store` says).
+    fn with_encoded<R>(&self, store: StoreMap, f: impl FnOnce(&Encoded<'_>) -> Result<R>) -> Result<R> {
+        let doc = serde_json::to_value(&self.doc)?;
+        let learned = self.map.tensor_views();
+        let random = store.tensors(self.map.as_ref());
+        let mut tensors = BTreeMap::new();
+        tensors.insert("coef".to_string(), self.coef.view().into_dyn());
+        tensors.insert("intercept".to_string(), self.intercept.view().into_dyn());
+        for (name, t) in learned.iter().map(|(k, v)| (k, v.view())).chain(random.iter().map(|(k, v)| (k, v.view()))) {
+            tensors.insert(format!("map.{name}"), t.into_dyn());
         }
-        f.to_bytes_checked()
+        f(&crate::tensorfile::encode_checked(&doc, tensors.iter().map(|(k, v)| (k.as_str(), v.view())))?)
     }
 
     /// Reads and checks a model file (see [`Model::load_verified`]).

@@ -10,7 +10,9 @@
 use anyhow::{Context, Result, bail};
 use kapprox_io::{OutputOptions, StagedOutput};
 use ndarray::{ArrayD, IxDyn};
-use safetensors::{Dtype, SafeTensors, tensor::TensorView};
+use safetensors::tensor::{Metadata, TensorInfo, TensorView};
+use safetensors::{Dtype, SafeTensors};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::path::Path;
@@ -104,6 +106,110 @@ fn whole_file_digest(bytes: &[u8], at: usize) -> Checksum {
     h
 }
 
+/// A serialised checked tensor file that is not assembled in memory: the
+/// length prefix and header (digest included), then each tensor's bytes.
+/// A model at l = 4096 holds a 134 MB Nyström normalization; assembling
+/// the file took three copies of it (the tensor's bytes, safetensors'
+/// buffer, the digest splice), each into freshly faulted pages.
+#[derive(Debug)]
+pub struct Encoded<'a> {
+    head: Vec<u8>,
+    data: Vec<Cow<'a, [u8]>>,
+}
+
+impl Encoded<'_> {
+    /// The file's length in bytes.
+    pub fn len(&self) -> usize {
+        self.head.len() + self.data.iter().map(|d| d.len()).sum::<usize>()
+    }
+
+    /// Whether the file is empty (never: it has a header).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Writes the file's bytes to `w`.
+    pub fn write_to(&self, w: &mut impl Write) -> std::io::Result<()> {
+        w.write_all(&self.head)?;
+        self.data.iter().try_for_each(|d| w.write_all(d))
+    }
+
+    /// The file's bytes in one buffer.
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut bytes = Vec::with_capacity(self.len());
+        bytes.extend_from_slice(&self.head);
+        self.data.iter().for_each(|d| bytes.extend_from_slice(d));
+        bytes
+    }
+}
+
+/// The checked file of `doc` and `tensors` (in name order, as a
+/// `BTreeMap` gives them), as [`TensorFile::to_bytes_checked`] lays it
+/// out. The header is safetensors' own serialisation of its
+/// [`Metadata`](safetensors::tensor::Metadata), built as
+/// `safetensors::serialize` builds it (tensors of one dtype in name order,
+/// spaces to a multiple of 8); a test holds the two to the same bytes.
+pub(crate) fn encode_checked<'a>(
+    doc: &serde_json::Value,
+    tensors: impl IntoIterator<Item = (&'a str, ndarray::ArrayViewD<'a, f64>)>,
+) -> Result<Encoded<'a>> {
+    const START: &[u8] = b"{\"__metadata__\":{";
+    let mut infos = Vec::new();
+    let mut data = Vec::new();
+    let mut offset = 0;
+    for (name, a) in tensors {
+        let shape = a.shape().to_vec();
+        let bytes = le_bytes(a);
+        infos.push((
+            name.to_string(),
+            TensorInfo { dtype: Dtype::F64, shape, data_offsets: (offset, offset + bytes.len()) },
+        ));
+        offset += bytes.len();
+        data.push(bytes);
+    }
+    if !infos.windows(2).all(|w| w[0].0 < w[1].0) {
+        bail!("tensor names must be distinct and in order");
+    }
+    let info = HashMap::from([(METADATA_KEY.to_string(), serde_json::to_string(doc)?)]);
+    let metadata = Metadata::new(Some(info), infos).map_err(|e| anyhow::anyhow!("cannot lay out the tensors: {e}"))?;
+    let plain = serde_json::to_string(&metadata)?.into_bytes();
+    if !plain.starts_with(START) {
+        bail!("unexpected safetensors header layout: cannot add a digest");
+    }
+    let plain_len = plain.len().next_multiple_of(8);
+    let entry = format!("\"{DIGEST_KEY}\":\"{DIGEST_PLACEHOLDER}\",");
+    // Header lengths stay multiples of 8 (trailing spaces, as safetensors pads).
+    let header_len = (plain_len + entry.len()).next_multiple_of(8);
+    let mut head = Vec::with_capacity(8 + header_len);
+    head.extend_from_slice(&(header_len as u64).to_le_bytes());
+    head.extend_from_slice(START);
+    head.extend_from_slice(entry.as_bytes());
+    head.extend_from_slice(&plain[START.len()..]);
+    head.resize(8 + header_len, b' ');
+    let mut encoded = Encoded { head, data };
+    // The placeholder's digits are the zeros the digest reads them as.
+    let at = digest_position(&encoded.head)?;
+    let mut h = Checksum::default();
+    h.word(encoded.len() as u64);
+    h.aligned_words(&encoded.head);
+    encoded.data.iter().for_each(|d| h.aligned_words(d));
+    encoded.head[at..at + DIGEST_HEX_LEN].copy_from_slice(h.hex().as_bytes());
+    Ok(encoded)
+}
+
+/// The little-endian bytes of `a`'s values in logical order: its own
+/// memory when that is what they are.
+fn le_bytes(a: ndarray::ArrayViewD<'_, f64>) -> Cow<'_, [u8]> {
+    match a.to_slice() {
+        Some(values) if cfg!(target_endian = "little") => Cow::Borrowed(bytemuck::cast_slice(values)),
+        _ => {
+            let mut bytes = Vec::with_capacity(a.len() * 8);
+            a.iter().for_each(|v| bytes.extend_from_slice(&v.to_le_bytes()));
+            Cow::Owned(bytes)
+        }
+    }
+}
+
 /// A streaming 64-bit hash (SplitMix64 finaliser over 8-byte words) for
 /// detecting corrupt files and fingerprinting results. Not cryptographic.
 #[derive(Clone, Copy, Debug)]
@@ -120,6 +226,15 @@ impl Checksum {
     #[inline]
     pub fn word(&mut self, w: u64) {
         self.0 = kapprox_core::rng::mix64(self.0 ^ w).wrapping_add(0x9e37_79b9_7f4a_7c15);
+    }
+
+    /// Adds the 8-byte words of `b`, whose length is a multiple of 8 (no
+    /// length word: [`whole_file_digest`] hashes a file's words this way).
+    fn aligned_words(&mut self, b: &[u8]) {
+        debug_assert_eq!(b.len() % 8, 0, "whole words only");
+        for c in b.chunks_exact(8) {
+            self.word(u64::from_le_bytes(c.try_into().expect("8 bytes")));
+        }
     }
 
     /// Adds a byte string (with its length).
@@ -188,32 +303,17 @@ impl TensorFile {
     ///
     /// The digest is computed over the serialised bytes with the digest's
     /// own 16 hex digits set to `0`, then written into them (same length,
-    /// so no offset moves).
+    /// so no offset moves). To write a file without holding its bytes
+    /// twice, use [`TensorFile::encode_checked`].
     pub fn to_bytes_checked(&self) -> Result<Vec<u8>> {
-        // The digest entry is spliced into the header by hand: safetensors
-        // keeps metadata in a HashMap, whose order (and so the bytes) would
-        // differ from run to run with two entries.
-        const START: &[u8] = b"{\"__metadata__\":{";
-        let plain = self.to_bytes_with(None)?;
-        let n = u64::from_le_bytes(plain[..8].try_into().expect("8 bytes")) as usize;
-        let header = &plain[8..8 + n];
-        if !header.starts_with(START) {
-            bail!("unexpected safetensors header layout: cannot add a digest");
-        }
-        let entry = format!("\"{DIGEST_KEY}\":\"{DIGEST_PLACEHOLDER}\",");
-        // Header lengths stay multiples of 8 (trailing spaces, as safetensors pads).
-        let pad = (8 - entry.len() % 8) % 8;
-        let mut bytes = Vec::with_capacity(plain.len() + entry.len() + pad);
-        bytes.extend_from_slice(&((n + entry.len() + pad) as u64).to_le_bytes());
-        bytes.extend_from_slice(START);
-        bytes.extend_from_slice(entry.as_bytes());
-        bytes.extend_from_slice(&header[START.len()..]);
-        bytes.extend(std::iter::repeat_n(b' ', pad));
-        bytes.extend_from_slice(&plain[8 + n..]);
-        let at = digest_position(&bytes)?;
-        let sum = whole_file_digest(&bytes, at);
-        bytes[at..at + DIGEST_HEX_LEN].copy_from_slice(sum.hex().as_bytes());
-        Ok(bytes)
+        Ok(self.encode_checked()?.to_vec())
+    }
+
+    /// The bytes of [`TensorFile::to_bytes_checked`] without assembling
+    /// them: the header and each tensor's values, borrowed where the
+    /// array's memory already holds them as little-endian `f64`.
+    pub fn encode_checked(&self) -> Result<Encoded<'_>> {
+        encode_checked(&self.doc, self.tensors.iter().map(|(name, a)| (name.as_str(), a.view())))
     }
 
     fn to_bytes_with(&self, checksum: Option<(&str, String)>) -> Result<Vec<u8>> {
@@ -328,7 +428,8 @@ impl TensorFile {
 
     /// Writes the file with a checksum, atomically.
     pub fn write_atomic_checked(&self, path: &Path) -> Result<()> {
-        write_atomic(path, &self.to_bytes_checked()?)
+        let out = StagedOutput::file(path, &OutputOptions::new().with_overwrite(true))?;
+        write_staged_encoded(out, &self.encode_checked()?)
     }
 
     /// Reads a file written by [`TensorFile::write_atomic_checked`] and
@@ -399,9 +500,18 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 /// Writes `bytes` as the staged file `out` and commits it (created with
 /// the user's umask; flushed before the rename).
 pub fn write_staged(out: StagedOutput, bytes: &[u8]) -> Result<()> {
+    write_staged_with(out, |f| f.write_all(bytes))
+}
+
+/// [`write_staged`] for a file that is not assembled in memory.
+pub fn write_staged_encoded(out: StagedOutput, file: &Encoded<'_>) -> Result<()> {
+    write_staged_with(out, |f| file.write_to(f))
+}
+
+fn write_staged_with(out: StagedOutput, write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>) -> Result<()> {
     let mut f = std::fs::File::create(out.path())
         .with_context(|| format!("{}: cannot create a temporary file", out.target().display()))?;
-    f.write_all(bytes).with_context(|| format!("{}: write failed", out.target().display()))?;
+    write(&mut f).with_context(|| format!("{}: write failed", out.target().display()))?;
     drop(f);
     Ok(out.commit()?)
 }
@@ -446,6 +556,46 @@ mod tests {
         // An unchecked file is refused by the checked reader.
         f.write_atomic(&p).unwrap();
         assert!(TensorFile::read_checked(&p).is_err());
+    }
+
+    /// The streamed checked file is safetensors' own layout with the
+    /// digest entry spliced into the header: the data bytes are those of
+    /// `safetensors::serialize`, the header its header plus the entry and
+    /// padding, whatever the arrays' memory order; and writing it gives
+    /// the same bytes as assembling it.
+    #[test]
+    fn a_streamed_checked_file_is_safetensors_layout_with_the_digest_spliced_in() {
+        let mut f = TensorFile { doc: serde_json::json!({"model": "x", "n": [1, 2, 3]}), ..Default::default() };
+        f.tensors.insert("zeta".into(), array![[1.0, -2.5], [3.0, 4.0], [5.0, 6.5]].into_dyn());
+        f.tensors.insert("alpha".into(), array![0.25, f64::MIN_POSITIVE, -0.0].into_dyn());
+        // Column-major memory: the file holds the values in logical order.
+        f.tensors.insert("mid".into(), array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]].reversed_axes().into_dyn());
+        f.tensors.insert("empty".into(), ndarray::Array2::<f64>::zeros((0, 4)).into_dyn());
+        let encoded = f.encode_checked().unwrap();
+        let bytes = encoded.to_vec();
+        assert_eq!(bytes.len(), encoded.len());
+        let mut written = Vec::new();
+        encoded.write_to(&mut written).unwrap();
+        assert_eq!(written, bytes);
+
+        let plain = f.to_bytes().unwrap();
+        let header_len = |b: &[u8]| u64::from_le_bytes(b[..8].try_into().unwrap()) as usize;
+        let (n, m) = (header_len(&plain), header_len(&bytes));
+        assert_eq!(&bytes[8 + m..], &plain[8 + n..], "the tensors' bytes differ from safetensors'");
+        let at = digest_position(&bytes).unwrap();
+        let start = b"{\"__metadata__\":{";
+        let entry = format!("\"{DIGEST_KEY}\":\"{}\",", std::str::from_utf8(&bytes[at..at + 16]).unwrap());
+        let mut expected = start.to_vec();
+        expected.extend_from_slice(entry.as_bytes());
+        expected.extend_from_slice(&plain[8 + start.len()..8 + n]);
+        expected.resize(m, b' ');
+        assert_eq!(&bytes[8..8 + m], &expected[..]);
+        assert_eq!(m % 8, 0);
+
+        assert_eq!(TensorFile::from_bytes_checked(&bytes).unwrap(), f);
+        let mut damaged = bytes.clone();
+        *damaged.last_mut().unwrap() ^= 1;
+        assert!(TensorFile::from_bytes_checked(&damaged).is_err());
     }
 
     #[test]

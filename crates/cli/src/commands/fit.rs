@@ -30,7 +30,7 @@ pub(crate) fn fit(a: &FitArgs, bars: &Bars) -> Result<()> {
         FitMode::Local => {
             let staged = stage()?;
             let (model, report) = kapprox::fit(&cfg, bars)?;
-            output::commit_file(staged, &model.to_bytes_with(a.store.policy())?)?;
+            model.write_staged(staged, a.store.policy())?;
             let warnings = report.warnings(a.map.features);
             if a.json {
                 let rss = peak_rss_bytes();
@@ -64,7 +64,7 @@ pub(crate) fn fit(a: &FitArgs, bars: &Bars) -> Result<()> {
             // killed fit's scratch goes with it when the next run cleans up.
             let scratch = staged.path().parent().unwrap_or(Path::new("."));
             let (model, report, dist) = fit_with_workers(&cfg, p, scratch, &command)?;
-            output::commit_file(staged, &model.to_bytes_with(a.store.policy())?)?;
+            model.write_staged(staged, a.store.policy())?;
             print_distributed(&report, &dist, &format!("{p} worker process(es)"), &out, a.json)?;
         }
         FitMode::After(after) => {
@@ -72,7 +72,7 @@ pub(crate) fn fit(a: &FitArgs, bars: &Bars) -> Result<()> {
             let staged = stage()?;
             let (mut job, _) = resume_from_result(&after, Some(&cfg))?;
             let (model, report) = job.run_to_end(bars)?;
-            output::commit_file(staged, &model.to_bytes_with(a.store.policy())?)?;
+            model.write_staged(staged, a.store.policy())?;
             if a.json {
                 print_json(&serde_json::json!({"model": out, "report": report, "peak_rss_bytes": peak_rss_bytes()}))?;
             } else {
@@ -242,7 +242,7 @@ pub(crate) fn reduce(a: &ReduceArgs) -> Result<()> {
     };
     match red.result {
         Some((model, report)) => {
-            output::commit_file(staged, &model.to_bytes_with(a.store.policy())?)?;
+            model.write_staged(staged, a.store.policy())?;
             if a.json {
                 print_json(&with_reduce(serde_json::json!({"model": out, "report": report})))?;
             } else {

@@ -60,7 +60,7 @@ use super::{FitConfig, Precision};
 use crate::method::MethodSpec;
 use anyhow::{Context, Result, bail};
 use kapprox_features::{FeatureMap, KernelColumns, MapSpec};
-use ndarray::{Array1, Array2, ArrayView1, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis, CowArray, Ix2, Zip, s};
+use ndarray::{Array1, ArrayView1, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis, CowArray, Ix2, Zip, s};
 use rayon::prelude::*;
 
 /// The largest `u·√m·max(s²/λ_r, s/√λ_r)` for which the pass accumulates
@@ -85,14 +85,14 @@ pub struct KernelGram {
     pub offset: Array1<f64>,
 }
 
-/// The normalization `N (m, r)` of a Nyström map. Not kept in
-/// [`KernelGram`]: the map holds it already, and a copy of `m²` doubles
-/// through the pass would add 134 MB at `m = 4096`.
+/// The normalization `N (m, r)` of a Nyström map, borrowed from it. Not
+/// kept in [`KernelGram`]: the map holds it already, and a copy of `m²`
+/// doubles through the pass would add 134 MB at `m = 4096`.
 ///
 /// # Errors
 /// A map without the tensor.
-pub fn normalization(map: &dyn FeatureMap) -> Result<Array2<f64>> {
-    map.tensors().remove("normalization").context("a Nyström map without its normalization")
+pub fn normalization(map: &dyn FeatureMap) -> Result<CowArray<'_, f64, Ix2>> {
+    map.tensor_views().remove("normalization").context("a Nyström map without its normalization")
 }
 
 /// Kernel columns minus a fixed vector: `x ↦ k(x, L) − c`.
@@ -291,10 +291,11 @@ pub fn kernel_gram(cfg: &FitConfig, map: &dyn FeatureMap) -> Result<Option<Kerne
     if !allows_projection(cfg) {
         return Ok(None);
     }
-    let mut tensors = map.tensors();
+    let mut tensors = map.tensor_views();
     let (Some(landmarks), Some(normalization)) = (tensors.remove("landmarks"), tensors.remove("normalization")) else {
         bail!("a Nyström map without its landmarks and normalization");
     };
+    let landmarks = landmarks.into_owned();
     let step = landmarks.nrows().div_ceil(SPREAD_ROWS).max(1);
     let sample = landmarks.slice(s![..;step, ..]).to_owned();
     let columns = KernelColumns::new(params.kernel, landmarks)?;
