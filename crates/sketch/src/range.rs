@@ -9,7 +9,7 @@ use crate::sketch::{Sketch, SketchKind};
 use kapprox_core::Par;
 use kapprox_core::dense;
 use kapprox_core::gram::{PackedRows, gemm_tn_add};
-use ndarray::{Array2, ArrayView2, ShapeBuilder, s};
+use ndarray::{Array2, ArrayView2, s};
 use serde::{Deserialize, Serialize};
 
 /// Rows of the identity fed to a sketch at a time by [`test_matrix`].
@@ -33,7 +33,7 @@ const IDENTITY_BLOCK: usize = 512;
 pub fn test_matrix(kind: SketchKind, d: usize, l: usize, seed: u64) -> Result<Array2<f64>> {
     if kind == SketchKind::Gaussian && l > 0 {
         // Θ's rows directly: the sketch of the identity would spend a GEMM.
-        let mut omega = Array2::zeros((d, l));
+        let mut omega = kapprox_core::buffer::zeros((d, l), false);
         let scale = 1.0 / (l as f64).sqrt();
         for (j, mut row) in omega.rows_mut().into_iter().enumerate() {
             theta_row_unscaled(seed, j as u64, row.view_mut());
@@ -124,7 +124,7 @@ fn pack_symmetric(a: ArrayView2<'_, f64>) -> PackedRows {
 /// count (faer's GEMM reached about two thirds of its rate on these
 /// shapes).
 fn times(a: &PackedRows, q: ArrayView2<'_, f64>) -> Array2<f64> {
-    let mut y = Array2::zeros((a.n_cols(), q.ncols()).f());
+    let mut y = kapprox_core::buffer::zeros((a.n_cols(), q.ncols()), true);
     gemm_tn_add(y.view_mut(), a, &PackedRows::from_rows(q), 1.0, Par::rayon(0));
     y
 }

@@ -40,7 +40,7 @@ use anyhow::{Result, bail};
 use kapprox_core::{AffineProjection, Moments, dense};
 use kapprox_features::FeatureMap;
 use kapprox_sketch::gram_range_finder;
-use ndarray::{Array1, Array2, ShapeBuilder, s};
+use ndarray::{Array1, s};
 
 /// The statistics of the TEFM features and the fitted map, from the split
 /// parts' moments of the base features (`base`, the map the pass
@@ -58,7 +58,9 @@ pub fn project_one_pass(
     let Some(first) = parts.first() else { bail!("no split parts") };
     // The Gram of all rows, summed in part order (deterministic).
     let d = first.n_features();
-    let mut gram = Array2::zeros((d, d).f());
+    // Written once on every core, on huge pages (kapprox_core::buffer): a
+    // calloc'd d × d faulted 4 KiB at a time as the sum wrote it.
+    let mut gram = kapprox_core::buffer::zeros((d, d), true);
     for p in &parts {
         if p.n_features() != d {
             bail!("split parts of {} and {d} base features", p.n_features());
