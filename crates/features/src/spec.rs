@@ -16,14 +16,14 @@ use std::collections::BTreeMap;
 /// file beside the spec).
 pub type Tensors = BTreeMap<String, Array2<f64>>;
 
+/// [`Tensors`] borrowed from the map where it holds them
+/// ([`FeatureMap::tensor_views`](crate::FeatureMap::tensor_views)).
+pub type TensorViews<'a> = BTreeMap<String, CowArray<'a, f64, Ix2>>;
+
 /// Copies borrowed tensors.
 pub(crate) fn owned(views: TensorViews<'_>) -> Tensors {
     views.into_iter().map(|(k, v)| (k, v.into_owned())).collect()
 }
-
-/// [`Tensors`] borrowed from the map where it holds them
-/// ([`FeatureMap::tensor_views`](crate::FeatureMap::tensor_views)).
-pub type TensorViews<'a> = BTreeMap<String, CowArray<'a, f64, Ix2>>;
 
 /// Most output features of a dense map, inner features of Comp, landmarks
 /// of Nyström and points of kernel columns: 2^24. A ridge over more
