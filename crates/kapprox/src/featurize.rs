@@ -172,13 +172,13 @@ pub fn featurize(cfg: &FeaturizeConfig, observer: &dyn Observer) -> Result<Featu
     let output = file_options(cfg, &ds)?;
     let (rows, files) = write_features(&ds, staged.path(), read, &scaler, map.as_ref(), output, observer)?;
     let n_features = map.n_output();
-    let map_bytes = match staged_map {
-        Some(_) => Some(map_file(inputs, label, scaler, map).to_bytes_with(cfg.output.store_map)?),
-        None => None,
-    };
+    // The map file is streamed from the map's own arrays after the features
+    // are in place, as its bytes were written before (encoding it cannot
+    // fail on a map this run built).
+    let map_model = staged_map.is_some().then(|| map_file(inputs, label, scaler, map));
     staged.commit()?;
-    if let (Some(out), Some(bytes)) = (staged_map, map_bytes) {
-        crate::tensorfile::write_staged(out, &bytes)?;
+    if let (Some(out), Some(model)) = (staged_map, map_model) {
+        model.write_staged(out, cfg.output.store_map)?;
     }
     Ok(FeaturizeReport { rows, files, n_features, seconds: start.elapsed().as_secs_f64() })
 }

@@ -119,13 +119,8 @@ pub struct Encoded<'a> {
 
 impl Encoded<'_> {
     /// The file's length in bytes.
-    pub fn len(&self) -> usize {
+    fn len(&self) -> usize {
         self.head.len() + self.data.iter().map(|d| d.len()).sum::<usize>()
-    }
-
-    /// Whether the file is empty (never: it has a header).
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Writes the file's bytes to `w`.
@@ -283,7 +278,24 @@ pub struct TensorFile {
 impl TensorFile {
     /// Serialises to bytes.
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        self.to_bytes_with(None)
+        let buffers: Vec<(String, Vec<usize>, Vec<u8>)> = self
+            .tensors
+            .iter()
+            .map(|(name, a)| {
+                // Sized up front: a flat_map's size hint is unknown, so
+                // collecting it grew (and copied) a large tensor's bytes
+                // many times over.
+                let mut bytes = Vec::with_capacity(a.len() * 8);
+                a.iter().for_each(|v| bytes.extend_from_slice(&v.to_le_bytes()));
+                (name.clone(), a.shape().to_vec(), bytes)
+            })
+            .collect();
+        let views = buffers
+            .iter()
+            .map(|(name, shape, bytes)| Ok((name.clone(), TensorView::new(Dtype::F64, shape.clone(), bytes)?)))
+            .collect::<Result<Vec<_>>>()?;
+        let info = HashMap::from([(METADATA_KEY.to_string(), serde_json::to_string(&self.doc)?)]);
+        Ok(safetensors::serialize(views, Some(info))?)
     }
 
     /// The checksum of the document text `doc_text` and the tensors.
@@ -314,31 +326,6 @@ impl TensorFile {
     /// array's memory already holds them as little-endian `f64`.
     pub fn encode_checked(&self) -> Result<Encoded<'_>> {
         encode_checked(&self.doc, self.tensors.iter().map(|(name, a)| (name.as_str(), a.view())))
-    }
-
-    fn to_bytes_with(&self, checksum: Option<(&str, String)>) -> Result<Vec<u8>> {
-        let buffers: Vec<(String, Vec<usize>, Vec<u8>)> = self
-            .tensors
-            .iter()
-            .map(|(name, a)| {
-                // Sized up front: a flat_map's size hint is unknown, so
-                // collecting it grew (and copied) a large tensor's bytes
-                // many times over.
-                let mut bytes = Vec::with_capacity(a.len() * 8);
-                a.iter().for_each(|v| bytes.extend_from_slice(&v.to_le_bytes()));
-                (name.clone(), a.shape().to_vec(), bytes)
-            })
-            .collect();
-        let views = buffers
-            .iter()
-            .map(|(name, shape, bytes)| Ok((name.clone(), TensorView::new(Dtype::F64, shape.clone(), bytes)?)))
-            .collect::<Result<Vec<_>>>()?;
-        let mut info = HashMap::new();
-        info.insert(METADATA_KEY.to_string(), serde_json::to_string(&self.doc)?);
-        if let Some((key, sum)) = checksum {
-            info.insert(key.to_string(), sum);
-        }
-        Ok(safetensors::serialize(views, Some(info))?)
     }
 
     /// Parses bytes written by [`TensorFile::to_bytes`] (or any safetensors

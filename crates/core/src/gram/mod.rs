@@ -256,7 +256,6 @@ fn product_with<T: Element>(
     }
 }
 
-/// Whether a product of `k` rows into an `(m, n)` output is worth the pool.
 /// The Gram kernel's parallelism for a faer one: the kernel's bits do not
 /// depend on its split, so any parallel faer setting runs it on the whole
 /// pool.
@@ -264,6 +263,7 @@ pub fn gram_par(par: Par) -> Par {
     if matches!(par, Par::Seq) { Par::Seq } else { Par::rayon(0) }
 }
 
+/// Whether a product of `k` rows into an `(m, n)` output is worth the pool.
 fn is_parallel(par: Par, k: usize, m: usize, n: usize) -> bool {
     !matches!(par, Par::Seq) && 2.0 * (k * m) as f64 * n as f64 >= PARALLEL_FLOPS
 }
