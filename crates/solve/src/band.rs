@@ -55,13 +55,12 @@ struct Panel {
 }
 
 impl BandReduction {
-    /// Reduces the symmetric `a (l, l)` (only its lower triangle is read).
+    /// Reduces the symmetric matrix packed in `work` (its working copy).
     ///
     /// Cost: `4/3 l³` flops in matrix–matrix products (the Gram kernel's),
     /// plus `O(l² b)` in the panel QRs.
-    pub(crate) fn new(a: ArrayView2<'_, f64>, par: Par) -> Self {
-        let l = a.nrows();
-        let mut work = PackedSymmetric::from_lower(a);
+    pub(crate) fn new(mut work: PackedSymmetric, par: Par) -> Self {
+        let l = work.dim();
         let mut band = Array2::zeros((l, BAND + 1));
         let mut panels = Vec::new();
         let mut scratch = Scratch::new(work.simd());
@@ -381,7 +380,7 @@ mod tests {
     fn reduction_is_orthogonal_and_reproduces_a() {
         for l in [1, 5, BAND, BAND + 1, 2 * BAND + 17, 3 * BAND] {
             let a = spd(l, l as u64);
-            let red = BandReduction::new(a.view(), Par::Seq);
+            let red = BandReduction::new(PackedSymmetric::from_lower(a.view()), Par::Seq);
             // Q B Qᵀ = A, with Q applied to the identity.
             let mut q = Array2::<f64>::eye(l);
             red.apply_q(q.view_mut(), Par::Seq);
@@ -413,7 +412,7 @@ mod tests {
         let a = spd(l, 9);
         let run = |threads: usize| {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-            pool.install(|| BandReduction::new(a.view(), kapprox_core::dense_par()))
+            pool.install(|| BandReduction::new(PackedSymmetric::from_lower(a.view()), kapprox_core::dense_par()))
         };
         let (one, two) = (run(1), run(2));
         assert!(one.band.iter().zip(two.band.iter()).all(|(x, y)| x.to_bits() == y.to_bits()));
@@ -426,7 +425,7 @@ mod tests {
     fn band_cholesky_solves_and_refuses_indefinite_shifts() {
         let l = 2 * BAND + 9;
         let a = spd(l, 3);
-        let red = BandReduction::new(a.view(), Par::Seq);
+        let red = BandReduction::new(PackedSymmetric::from_lower(a.view()), Par::Seq);
         let y = Array2::from_shape_fn((l, 2), |(i, j)| (i * 3 + j) as f64 * 0.01 - 0.5);
         for shift in [1e-3, 1.0, 100.0] {
             let ch = BandCholesky::new(red.band(), shift).unwrap();

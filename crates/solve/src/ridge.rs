@@ -3,7 +3,9 @@
 use crate::error::{Result, SolveError, all_finite, check_alpha, check_dim, check_finite, no_rows};
 use crate::solver::{Fallback, SolveInfo, solve_shifted};
 use faer::{Accum, Par};
+use kapprox_core::cpu::Simd;
 use kapprox_core::dense::{as_faer, as_faer_mut};
+use kapprox_core::gram::PackedSymmetric;
 use kapprox_core::{CenteredMoments, Moments, SparseRowsView};
 use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, Axis, s};
 use serde::{Deserialize, Serialize};
@@ -342,6 +344,33 @@ pub(crate) struct Normal {
     pub(crate) y_shift: Array1<f64>,
 }
 
+/// [`Normal`] with `A` in the band reduction's packed layout.
+pub(crate) struct PackedNormal {
+    pub(crate) a: PackedSymmetric,
+    pub(crate) b: Array2<f64>,
+    pub(crate) z_shift: Array1<f64>,
+    pub(crate) y_shift: Array1<f64>,
+}
+
+/// The centring shifts `(z̄, ȳ)` with an intercept, zeros without.
+fn shifts(m: &Moments, fit_intercept: bool) -> (Array1<f64>, Array1<f64>) {
+    let n = m.n_samples();
+    if fit_intercept {
+        (m.z_sum() / n, m.y_sum() / n)
+    } else {
+        (Array1::zeros(m.n_features()), Array1::zeros(m.n_targets()))
+    }
+}
+
+/// `B = Zᵀy − n z̄ ȳᵀ` from `m`'s Gram, checked finite with `ȳ`.
+fn rhs(m: &Moments, z_shift: &Array1<f64>, y_shift: &Array1<f64>) -> Result<Array2<f64>> {
+    let (l, k, n) = (m.n_features(), m.n_targets(), m.n_samples());
+    let g = m.augmented_gram();
+    let b = Array2::from_shape_fn((l, k), |(i, t)| g[[l + 1 + t, i]] - n * (z_shift[i] * y_shift[t]));
+    check_finite("the target statistics", b.iter().chain(y_shift.iter()))?;
+    Ok(b)
+}
+
 impl Normal {
     /// The normal equations straight from `m`'s augmented Gram, in one
     /// pass over its lower triangle: the centring (with an intercept) and
@@ -354,10 +383,9 @@ impl Normal {
         if no_rows(n) {
             return Err(SolveError::NoRows);
         }
-        let (l, k) = (m.n_features(), m.n_targets());
+        let l = m.n_features();
         let g = m.augmented_gram();
-        let (z_shift, y_shift) =
-            if fit_intercept { (m.z_sum() / n, m.y_sum() / n) } else { (Array1::zeros(l), Array1::zeros(k)) };
+        let (z_shift, y_shift) = shifts(m, fit_intercept);
         let mut a = kapprox_core::buffer::zeros((l, l), true);
         let zm = z_shift.as_slice().expect("contiguous");
         let mut finite = all_finite(zm);
@@ -379,9 +407,34 @@ impl Normal {
         if !finite {
             return Err(SolveError::NonFinite { what: "the feature statistics" });
         }
-        let b = Array2::from_shape_fn((l, k), |(i, t)| g[[l + 1 + t, i]] - n * (z_shift[i] * y_shift[t]));
-        check_finite("the target statistics", b.iter().chain(y_shift.iter()))?;
+        let b = rhs(m, &z_shift, &y_shift)?;
         Ok(Normal { a, b, z_shift, y_shift })
+    }
+
+    /// [`Normal::from_moments`] with `A` packed for the band reduction
+    /// straight from `m`'s Gram: the same entries (the same bits), without
+    /// the dense `A` in between, a fresh `l²` buffer that cost as much
+    /// time as packing (the first write of its pages).
+    #[track_caller]
+    pub(crate) fn packed_from_moments(m: &Moments, fit_intercept: bool) -> Result<PackedNormal> {
+        let n = m.n_samples();
+        if no_rows(n) {
+            return Err(SolveError::NoRows);
+        }
+        let g = m.augmented_gram();
+        let (z_shift, y_shift) = shifts(m, fit_intercept);
+        let zm = z_shift.as_slice().expect("contiguous");
+        // As `from_moments` writes it: `n·(z̄ᵢ z̄ⱼ)` as `Moments::centered`.
+        let a = if fit_intercept {
+            PackedSymmetric::from_lower_fn(Simd::detect(), m.n_features(), |i, j| g[[i, j]] - n * (zm[i] * zm[j]))
+        } else {
+            PackedSymmetric::from_lower_fn(Simd::detect(), m.n_features(), |i, j| g[[i, j]])
+        };
+        if !(all_finite(zm) && a.is_finite()) {
+            return Err(SolveError::NonFinite { what: "the feature statistics" });
+        }
+        let b = rhs(m, &z_shift, &y_shift)?;
+        Ok(PackedNormal { a, b, z_shift, y_shift })
     }
 
     pub(crate) fn from_centered(c: &CenteredMoments, fit_intercept: bool) -> Result<Normal> {
@@ -413,5 +466,40 @@ impl Normal {
     pub(crate) fn model(&self, coef: Array2<f64>) -> RidgeModel {
         let intercept = &self.y_shift - &coef.t().dot(&self.z_shift);
         RidgeModel { coef, intercept }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn statistics(intercept_offset: f64) -> Moments {
+        let z = Array2::from_shape_fn((40, 7), |(i, j)| ((i * 7 + j * 3) % 11) as f64 / 5.0 - 1.0 + intercept_offset);
+        let y = Array2::from_shape_fn((40, 2), |(i, t)| (i % 5) as f64 - t as f64);
+        let mut m = Moments::new(7, 2);
+        m.update(z.view(), y.view());
+        m.flush();
+        m
+    }
+
+    #[test]
+    fn the_packed_normal_equations_are_the_dense_ones_bit_for_bit() {
+        let m = statistics(2.5);
+        for intercept in [true, false] {
+            let (dense, packed) =
+                (Normal::from_moments(&m, intercept).unwrap(), Normal::packed_from_moments(&m, intercept).unwrap());
+            let want = PackedSymmetric::from_lower(dense.a.view());
+            let l = m.n_features();
+            assert!((0..l).all(|i| (0..l).all(|j| packed.a.get(i, j).to_bits() == want.get(i, j).to_bits())));
+            assert_eq!((&packed.b, &packed.z_shift, &packed.y_shift), (&dense.b, &dense.z_shift, &dense.y_shift));
+        }
+        // Statistics that overflow are refused as the dense path refuses them.
+        let huge = statistics(1e160);
+        for build in [
+            |m: &Moments| Normal::from_moments(m, true).err(),
+            |m: &Moments| Normal::packed_from_moments(m, true).err(),
+        ] {
+            assert!(matches!(build(&huge), Some(SolveError::NonFinite { what: "the feature statistics" })));
+        }
     }
 }

@@ -199,13 +199,13 @@ impl RidgeValidParams {
     /// reduction (`4/3 l³` flops, see [`AlphaPath`](crate::AlphaPath)); a
     /// single α is one Cholesky
     /// solve (`l³/3`), which matters at `l` in the thousands.
-    fn sse_curve(&self, nrm: Normal, h: &HeldOut, alphas: &[f64]) -> Result<Array2<f64>> {
+    fn sse_curve(&self, train: &Moments, h: &HeldOut<'_>, alphas: &[f64]) -> Result<Array2<f64>> {
         if let [alpha] = *alphas {
-            let model = self.at_alpha(alpha).solve(nrm)?.model;
+            let model = self.at_alpha(alpha).solve(Normal::from_moments(train, self.fit_intercept())?)?.model;
             return Ok(h.sse(&model)?.insert_axis(Axis(0)));
         }
-        let l = nrm.a.nrows();
-        crate::path::AlphaPath::from_normal(nrm, Some(self.rcond(l)))?.sse_curve(h, alphas)
+        let rcond = Some(self.rcond(train.n_features()));
+        crate::path::AlphaPath::from_moments_rcond(train, self.fit_intercept(), rcond)?.sse_curve(h, alphas)
     }
     /// Hold-out selection: one band reduction of the training
     /// statistics, every α scored on the validation statistics (uses
@@ -230,7 +230,7 @@ impl RidgeValidParams {
         if no_rows(h.n_samples()) {
             return Err(SolveError::EmptyFold { fold: 0 });
         }
-        let sse = self.sse_curve(Normal::from_moments(train, self.fit_intercept())?, &h, alphas)?;
+        let sse = self.sse_curve(train, &h, alphas)?;
         SelectionReport::from_sse(alphas, vec![sse], vec![h.n_samples()], vec![h.y_square_sum()])
     }
 
@@ -272,7 +272,7 @@ impl RidgeValidParams {
         let mut y_sq = Vec::with_capacity(folds.len());
         for (fold, h) in folds.iter().zip(&held) {
             let train = total.minus(fold);
-            sse.push(self.sse_curve(Normal::from_moments(&train, self.fit_intercept())?, h, alphas)?);
+            sse.push(self.sse_curve(&train, h, alphas)?);
             sizes.push(h.n_samples());
             y_sq.push(h.y_square_sum());
         }

@@ -54,6 +54,17 @@ impl PackedSymmetric {
     pub fn from_lower_with(simd: Simd, a: ArrayView2<'_, f64>) -> Self {
         let n = a.nrows();
         assert_eq!(a.ncols(), n, "PackedSymmetric: {:?} is not square", a.dim());
+        Self::from_lower_fn(simd, n, |i, j| a[[i, j]])
+    }
+
+    /// Packs the symmetric `(n, n)` matrix whose entry `(i, j)`, `i ≥ j`,
+    /// is `entry(i, j)`, laid out for `simd`.
+    ///
+    /// For a matrix that is a formula over other storage, such as the
+    /// centred Gram `G − n z̄z̄ᵀ` of the ridge normal equations: packing
+    /// it from the formula spares writing it densely first (one fresh
+    /// `n²` buffer, which costs more than the arithmetic on it).
+    pub fn from_lower_fn(simd: Simd, n: usize, entry: impl Fn(usize, usize) -> f64 + Sync) -> Self {
         let w = <f64 as Element>::panel_width(simd);
         // Two spare panels: a tile of a trailing block starts at any panel,
         // and reads up to two panels past its first.
@@ -76,7 +87,7 @@ impl PackedSymmetric {
                 for j in jb..(jb + TILE).min(n) {
                     let (row, col) = (j * w, (j / w) * stride + j % w);
                     for i in ib.max(j)..(ib + TILE).min(n) {
-                        let v = a[[i, j]];
+                        let v = entry(i, j);
                         let (direct, mirror) = ((i / w) * stride + row + i % w, col + i * w);
                         debug_assert!(direct < len && mirror < len);
                         // SAFETY: both positions lie inside the layout; the
@@ -98,6 +109,13 @@ impl PackedSymmetric {
             (0..n).step_by(TILE).for_each(column_block);
         }
         PackedSymmetric { n, rows }
+    }
+
+    /// Whether every entry is finite (NaN and infinities are not).
+    pub fn is_finite(&self) -> bool {
+        // The padding past `n` holds zeros, so the whole storage can be
+        // scanned in large chunks on every core.
+        self.rows.as_slice().par_chunks(1 << 16).all(|c| c.iter().all(|v| v.is_finite()))
     }
 
     /// The dimension `n`.

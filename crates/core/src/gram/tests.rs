@@ -331,3 +331,36 @@ fn set_rows_matches_setting_row_by_row_for_every_layout_and_selection() {
         }
     }
 }
+
+#[test]
+fn a_formula_packs_the_matrix_it_describes_and_non_finite_entries_are_found() {
+    for simd in levels() {
+        for n in [1, 9, 130] {
+            let g = {
+                let r = random(n, n, 5);
+                &r + &r.t()
+            };
+            let z = random(n, 1, 6).column(0).to_owned();
+            let formula = |i: usize, j: usize| g[[i, j]] - 3.0 * (z[i] * z[j]);
+            let dense = Array2::from_shape_fn((n, n), |(i, j)| formula(i.max(j), i.min(j)));
+            let (packed, want) = (
+                PackedSymmetric::from_lower_fn(simd, n, formula),
+                PackedSymmetric::from_lower_with(simd, dense.view()),
+            );
+            assert!(
+                (0..n).all(|i| (0..n).all(|j| packed.get(i, j).to_bits() == want.get(i, j).to_bits())),
+                "{simd:?} n {n}"
+            );
+            assert!(packed.is_finite());
+            for bad in [f64::NAN, f64::INFINITY] {
+                let spoilt =
+                    PackedSymmetric::from_lower_fn(
+                        simd,
+                        n,
+                        |i, j| if (i, j) == (n - 1, n / 2) { bad } else { formula(i, j) },
+                    );
+                assert!(!spoilt.is_finite(), "{simd:?} n {n}: {bad} not found");
+            }
+        }
+    }
+}
