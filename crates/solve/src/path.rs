@@ -60,11 +60,18 @@ use std::sync::OnceLock;
 /// QRs 0.09 s, packing the working matrix and the panels' operands
 /// ≈ 0.2 s, the panels' small products ≈ 0.1 s; all 17 band Choleskys and
 /// solves 0.05 s; `Q` applied to the grid's coefficients 0.03 s; the
-/// held-out products 0.03 s; building the normal equations 0.06 s. The
-/// refit 0.63 s: its Cholesky 0.34 s, the condition estimate 0.13 s
-/// (memory bound), copies 0.11 s. The condition estimate of every α comes
-/// from one approximate eigenvector of `B`'s smallest eigenvalue (no work
-/// per α).
+/// held-out products 0.03 s. The refit 0.63 s: its Cholesky 0.34 s, the
+/// condition estimate 0.13 s (memory bound), copies 0.11 s. The condition
+/// estimate of every α comes from one approximate eigenvector of `B`'s
+/// smallest eigenvalue (no work per α). Since then (scratch timers in a
+/// `kapprox fit`, RFF `l = 4096` on 30 000 rows): the working matrix is
+/// packed straight from the moments (`Normal::packed_from_moments`; the
+/// dense centred `A` in between took 0.11–0.15 s, a fresh 134 MB), the
+/// held-out Gram is borrowed ([`HeldOut`]; its copy took 0.11–0.15 s), and
+/// `kapprox fit`'s refit skips the condition estimate where the trace
+/// bound proves the system well conditioned
+/// ([`RidgeValidParams::fit_model`](crate::RidgeValidParams::fit_model);
+/// 0.15–0.2 s).
 ///
 /// Per call: construction `4/3 l³ + 4 l² k`; [`coef`](AlphaPath::coef)
 /// `l b² + 4 l b k + 4 l² k`; a whole grid in [`select`](AlphaPath::select)

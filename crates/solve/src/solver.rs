@@ -283,6 +283,23 @@ pub(crate) fn solve_shifted(
     fallback: Fallback,
     rcond: f64,
 ) -> Result<(Array2<f64>, SolveInfo)> {
+    solve_shifted_bounded(a, b, alpha, fallback, rcond, None)
+}
+
+/// [`solve_shifted`] given `bound`, an upper bound of `κ(A + αI)` the
+/// caller has proved. Where it is at most half of `1/rcond` the system is
+/// well conditioned whatever the estimate would say (the estimate is a
+/// lower bound of `κ`), so the estimate is skipped and `bound` is reported
+/// in its place: the same solution, without the estimate's `COND_ITERS`
+/// passes over `A` and its factor (memory bound: 0.13–0.2 s at `n = 4096`).
+pub(crate) fn solve_shifted_bounded(
+    a: ArrayView2<'_, f64>,
+    b: ArrayView2<'_, f64>,
+    alpha: f64,
+    fallback: Fallback,
+    rcond: f64,
+    bound: Option<f64>,
+) -> Result<(Array2<f64>, SolveInfo)> {
     if !lower_is_finite(a) {
         return Err(SolveError::NonFinite { what: "the system matrix" });
     }
@@ -293,7 +310,10 @@ pub(crate) fn solve_shifted(
         match cholesky_shifted(a, shift) {
             Err(pivot) => Err((Some(pivot), f64::INFINITY)),
             Ok(l) => {
-                let cond = condition_estimate(a, shift, &l);
+                let cond = match bound {
+                    Some(c) if shift == alpha && c <= 0.5 * limit => c,
+                    _ => condition_estimate(a, shift, &l),
+                };
                 if cond > limit {
                     return Err((None, cond));
                 }

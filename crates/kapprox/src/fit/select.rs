@@ -200,6 +200,6 @@ pub fn select(
     let held_out_rows = held.iter().map(|&p| f.parts[p].n_samples()).sum();
     let Finished { parts, map } = f;
     let total = total_of(parts);
-    let model = kapprox_solve::Ridge::params().with_alpha(alpha).check()?.fit(&total)?.model;
+    let model = kapprox_solve::Ridge::params().with_alpha(alpha).check()?.fit_model(&total)?;
     Ok(Selection { best, alpha, candidates: reports, classes, map, model, held_out_rows, alphas_added })
 }
