@@ -25,6 +25,10 @@
 //!
 //! Errors become `ValueError` with the library's message.
 
+// The module docs map this extension's private modules for its maintainers
+// (no Rust user links against it), so links to private items are intended.
+#![allow(rustdoc::private_intra_doc_links)]
+
 mod blocks;
 mod engine;
 mod map;

@@ -11,7 +11,7 @@
 //! - [`stream`] returns a ChaCha8 generator keyed by the full address (no
 //!   hashing, so distinct addresses never collide). Use it when one address
 //!   needs many numbers (a frequency block, a Θ row).
-//! - [`hash64`] / [`unit`] return one well-mixed number per address. Use it
+//! - [`hash64`] / [`unit`](fn@unit) return one well-mixed number per address. Use it
 //!   for per-row decisions (split membership, CountSketch buckets, reservoir
 //!   priorities).
 

@@ -51,7 +51,7 @@ const TRANSFORM_BLOCK_ROWS: usize = 256;
 const TILE_BYTES: usize = 8 << 20;
 
 /// Rows per tile of [`Pass::run_tiled`] for maps of at most `l` outputs: as
-/// many whole transform blocks as fit in [`TILE_BYTES`], at least two.
+/// many whole transform blocks as fit in `TILE_BYTES` (8 MiB), at least two.
 pub fn tile_rows(l: usize) -> usize {
     (TILE_BYTES / (8 * l.max(1)) / TRANSFORM_BLOCK_ROWS).max(2) * TRANSFORM_BLOCK_ROWS
 }

@@ -1,5 +1,5 @@
 //! Fits beyond one process: partial-statistics files, `reduce`, local
-//! worker processes and MPI — all the same [`FitJob`] passes.
+//! worker processes and MPI — all the same [`FitJob`](crate::fit::FitJob) passes.
 //!
 //! Every pass of a fit produces a state that is a sum over rows (see
 //! `fit::passes`), so a pass can run on disjoint shard sets anywhere and

@@ -188,7 +188,7 @@ pub enum MethodSpec {
         /// One pass with FᵀF in memory, or 1 + q product passes.
         strategy: Strategy,
     },
-    /// Entropic optimal features on [0,1]^D (inputs min-max scaled).
+    /// Entropic optimal features on `[0, 1]^D` (inputs min-max scaled).
     Eof {
         /// Laplace or Sobolev kernel.
         kernel: EofKernel,
