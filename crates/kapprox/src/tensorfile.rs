@@ -198,6 +198,9 @@ fn le_bytes(a: ndarray::ArrayViewD<'_, f64>) -> Cow<'_, [u8]> {
     match a.to_slice() {
         Some(values) if cfg!(target_endian = "little") => Cow::Borrowed(bytemuck::cast_slice(values)),
         _ => {
+            // Sized up front: a flat_map's size hint is unknown, so
+            // collecting it grew (and copied) a large tensor's bytes many
+            // times over.
             let mut bytes = Vec::with_capacity(a.len() * 8);
             a.iter().for_each(|v| bytes.extend_from_slice(&v.to_le_bytes()));
             Cow::Owned(bytes)
@@ -278,21 +281,12 @@ pub struct TensorFile {
 impl TensorFile {
     /// Serialises to bytes.
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        let buffers: Vec<(String, Vec<usize>, Vec<u8>)> = self
+        let bytes: Vec<Cow<'_, [u8]>> = self.tensors.values().map(|a| le_bytes(a.view())).collect();
+        let views = self
             .tensors
             .iter()
-            .map(|(name, a)| {
-                // Sized up front: a flat_map's size hint is unknown, so
-                // collecting it grew (and copied) a large tensor's bytes
-                // many times over.
-                let mut bytes = Vec::with_capacity(a.len() * 8);
-                a.iter().for_each(|v| bytes.extend_from_slice(&v.to_le_bytes()));
-                (name.clone(), a.shape().to_vec(), bytes)
-            })
-            .collect();
-        let views = buffers
-            .iter()
-            .map(|(name, shape, bytes)| Ok((name.clone(), TensorView::new(Dtype::F64, shape.clone(), bytes)?)))
+            .zip(&bytes)
+            .map(|((name, a), b)| Ok((name.clone(), TensorView::new(Dtype::F64, a.shape().to_vec(), b)?)))
             .collect::<Result<Vec<_>>>()?;
         let info = HashMap::from([(METADATA_KEY.to_string(), serde_json::to_string(&self.doc)?)]);
         Ok(safetensors::serialize(views, Some(info))?)

@@ -415,6 +415,14 @@ fn shifts(m: &Moments, fit_intercept: bool) -> (Array1<f64>, Array1<f64>) {
     }
 }
 
+/// An entry of the centred Gram, `G_ij − n·(z̄ᵢ z̄ⱼ)`, as
+/// `Moments::centered` computes it (the same bits), for every layout `A`
+/// is written in.
+#[inline(always)]
+fn centred(g_ij: f64, n: f64, zi: f64, zj: f64) -> f64 {
+    g_ij - n * (zi * zj)
+}
+
 /// `B = Zᵀy − n z̄ ȳᵀ` from `m`'s Gram, checked finite with `ȳ`.
 fn rhs(m: &Moments, z_shift: &Array1<f64>, y_shift: &Array1<f64>) -> Result<Array2<f64>> {
     let (l, k, n) = (m.n_features(), m.n_targets(), m.n_samples());
@@ -447,10 +455,9 @@ impl Normal {
             let mut dst = a.slice_mut(s![j..l, j]);
             let (src, dst) = (src.as_slice().expect("column-major Gram"), dst.as_slice_mut().expect("column-major"));
             if fit_intercept {
-                // `n·(z̄ᵢ z̄ⱼ)`, as `Moments::centered` (the same bits).
                 let zj = zm[j];
                 for ((d, &s), &zi) in dst.iter_mut().zip(src).zip(&zm[j..]) {
-                    *d = s - n * (zi * zj);
+                    *d = centred(s, n, zi, zj);
                 }
             } else {
                 dst.copy_from_slice(src);
@@ -477,9 +484,8 @@ impl Normal {
         let g = m.augmented_gram();
         let (z_shift, y_shift) = shifts(m, fit_intercept);
         let zm = z_shift.as_slice().expect("contiguous");
-        // As `from_moments` writes it: `n·(z̄ᵢ z̄ⱼ)` as `Moments::centered`.
         let a = if fit_intercept {
-            PackedSymmetric::from_lower_fn(Simd::detect(), m.n_features(), |i, j| g[[i, j]] - n * (zm[i] * zm[j]))
+            PackedSymmetric::from_lower_fn(Simd::detect(), m.n_features(), |i, j| centred(g[[i, j]], n, zm[i], zm[j]))
         } else {
             PackedSymmetric::from_lower_fn(Simd::detect(), m.n_features(), |i, j| g[[i, j]])
         };
@@ -526,8 +532,9 @@ impl Normal {
 mod tests {
     use super::*;
 
-    fn statistics(intercept_offset: f64) -> Moments {
-        let z = Array2::from_shape_fn((40, 7), |(i, j)| ((i * 7 + j * 3) % 11) as f64 / 5.0 - 1.0 + intercept_offset);
+    /// Statistics of 40 rows of 7 features shifted by `offset`, 2 targets.
+    fn statistics(offset: f64) -> Moments {
+        let z = Array2::from_shape_fn((40, 7), |(i, j)| ((i * 7 + j * 3) % 11) as f64 / 5.0 - 1.0 + offset);
         let y = Array2::from_shape_fn((40, 2), |(i, t)| (i % 5) as f64 - t as f64);
         let mut m = Moments::new(7, 2);
         m.update(z.view(), y.view());
@@ -555,6 +562,7 @@ mod tests {
             assert!(matches!(build(&huge), Some(SolveError::NonFinite { what: "the feature statistics" })));
         }
     }
+
     #[test]
     fn the_trace_bound_holds_and_the_model_alone_is_the_fitted_model() {
         let m = statistics(2.5);
