@@ -79,17 +79,62 @@ impl Element for f32 {
     }
 }
 
-/// `dst.copy_from_slice(src)` with the panel widths' lengths known at
-/// compile time, so that a panel's run is a register move rather than a
-/// `memcpy` call (`set_rows` copies one run per row and panel).
-#[inline(always)]
-fn copy_run<T: Copy>(dst: &mut [T], src: &[T]) {
-    match (dst.len(), src.len()) {
-        (4, 4) => dst[..4].copy_from_slice(&src[..4]),
-        (8, 8) => dst[..8].copy_from_slice(&src[..8]),
-        (16, 16) => dst[..16].copy_from_slice(&src[..16]),
-        _ => dst.copy_from_slice(src),
+/// Writes rows `0..n` of `values` (or the `selected` ones) into rows
+/// `row0..` of one group of panels, `slots` (`cap · W` values per panel),
+/// whose first column is `c0`: row after row, each row's panels in turn.
+///
+/// The panel width is a constant so that a whole panel's run is a fixed
+/// register move. With the width a runtime value, LLVM merged the width
+/// cases into one `memcpy` call per 32 bytes, which cost more than the
+/// copy (5 % of a fit at l = 1024 in a profile). The one partial panel a
+/// row can end in is copied out of line for the same reason.
+#[allow(clippy::too_many_arguments)]
+fn fill_panels<T: Copy, const W: usize>(
+    slots: &mut [T],
+    c0: usize,
+    cap: usize,
+    row0: usize,
+    values: ArrayView2<'_, T>,
+    selected: Option<&[usize]>,
+    n: usize,
+    cols: usize,
+) {
+    let panels = slots.len() / (cap * W);
+    // Panels of the group that hold `W` of the written columns.
+    let whole = panels.min((cols - c0) / W);
+    for i in 0..n {
+        let row = values.row(selected.map_or(i, |s| s[i]));
+        let base = (row0 + i) * W;
+        match row.as_slice() {
+            Some(row) => {
+                for q in 0..whole {
+                    let (at, c) = (q * cap * W + base, c0 + q * W);
+                    let run: &[T; W] = row[c..c + W].try_into().expect("a whole panel's run");
+                    slots[at..at + W].copy_from_slice(run);
+                }
+                if whole < panels {
+                    let (at, c) = (whole * cap * W + base, c0 + whole * W);
+                    copy_partial(&mut slots[at..at + (cols - c)], &row[c..]);
+                }
+            }
+            None => {
+                for q in 0..panels {
+                    let (at, c) = (q * cap * W + base, c0 + q * W);
+                    let dst = &mut slots[at..at + W.min(cols - c)];
+                    for (o, d) in dst.iter_mut().enumerate() {
+                        // SAFETY: c + o < cols.
+                        *d = unsafe { *row.uget(c + o) };
+                    }
+                }
+            }
+        }
     }
+}
+
+/// The last, partial panel's run of a row (see [`fill_panels`]).
+#[inline(never)]
+fn copy_partial<T: Copy>(dst: &mut [T], src: &[T]) {
+    dst.copy_from_slice(src);
 }
 
 /// Allocations hold one panel more than the columns need and are rounded
@@ -295,25 +340,11 @@ impl<T: Element> PackedRows<T> {
         let data = &mut self.as_mut_slice()[..used * cap * panel];
         let fill = |(g, slots): (usize, &mut [T])| {
             let c0 = g * group * panel;
-            let panels = slots.len() / (cap * panel);
-            for i in 0..n {
-                let src = selected.map_or(i, |s| s[i]);
-                let row = values.row(src);
-                for q in 0..panels {
-                    let c = c0 + q * panel;
-                    let at = q * cap * panel + (row0 + i) * panel;
-                    let width = panel.min(cols - c);
-                    let dst = &mut slots[at..at + width];
-                    match row.as_slice() {
-                        Some(row) => copy_run(dst, &row[c..c + width]),
-                        None => {
-                            for (o, d) in dst.iter_mut().enumerate() {
-                                // SAFETY: c + o < cols.
-                                *d = unsafe { *row.uget(c + o) };
-                            }
-                        }
-                    }
-                }
+            match panel {
+                4 => fill_panels::<T, 4>(slots, c0, cap, row0, values, selected, n, cols),
+                8 => fill_panels::<T, 8>(slots, c0, cap, row0, values, selected, n, cols),
+                16 => fill_panels::<T, 16>(slots, c0, cap, row0, values, selected, n, cols),
+                _ => unreachable!("panel widths are 4, 8 or 16 (Element::panel_width)"),
             }
         };
         // Below a few pages per thread the pool costs more than it saves.
