@@ -27,6 +27,7 @@ use faer::{Accum, Conj, Mat, MatMut, Par};
 use kapprox_core::dense::{as_faer, as_faer_mut};
 use kapprox_core::gram::{PackedRows, PackedSymmetric, gram_par};
 use ndarray::{Array2, ArrayView2, ArrayViewMut2, ShapeBuilder, s};
+use std::ops::Range;
 
 /// Half-bandwidth of the reduced matrix: the panel width of the reduction.
 /// Wide enough that the rank-`2b` updates run at matrix–matrix speed,
@@ -64,6 +65,10 @@ impl BandReduction {
         let mut band = Array2::zeros((l, BAND + 1));
         let mut panels = Vec::new();
         let mut scratch = Scratch::new(work.simd());
+        // The first panel's QR; each later one runs beside the previous
+        // panel's update (see `reduce_panel`).
+        let mut factored =
+            (BAND < l).then(|| factor_panel(panel_below(&work, 0..BAND), BAND, &mut scratch.v, &mut scratch.v_rows));
         let mut col = 0;
         while col < l {
             let row = (col + BAND).min(l);
@@ -75,8 +80,8 @@ impl BandReduction {
                     band[[col + j, i - j]] = diag[[i, j]];
                 }
             }
-            if row < l {
-                let p = reduce_panel(&mut work, col, row, &mut scratch, par);
+            if let Some(f) = factored.take() {
+                let (p, next) = reduce_panel(&mut work, f, &mut scratch, par);
                 // R (upper trapezoidal, kb × jb) is the block below the diagonal one.
                 let kb = p.t.nrows();
                 for c in 0..row - col {
@@ -85,6 +90,7 @@ impl BandReduction {
                     }
                 }
                 panels.push(p);
+                factored = next;
             }
             col = row;
         }
@@ -156,38 +162,25 @@ impl BandReduction {
     }
 }
 
-/// QR of the panel `A[row.., col..row]`, then the two-sided update of the
-/// trailing matrix `A₂₂ = A[row.., row..]`:
-/// `A₂₂ ← Qᵀ A₂₂ Q = A₂₂ − W Vᵀ − V Wᵀ` with `Q = I − V S Vᵀ`, `S = T⁻¹`,
-/// `X = A₂₂ V S`, `W = X − ½ V (Sᵀ Vᵀ X)`.
-///
-/// Both halves of the flops run in the Gram kernel on every core, with the
-/// whole matrix kept symmetric in its packed layout: the product `A₂₂ V`
-/// ([`PackedSymmetric::symm_add`]) and the rank-`2b` update as one product
-/// over the `2b` packed rows `[W V]ᵀ` and `[V W]ᵀ`
-/// ([`PackedSymmetric::symmetric_update`]). (faer's triangular products
-/// ran `A₂₂ V` at 13–18 GFLOP/s per core, against ~40 for the kernel.)
-fn reduce_panel(work: &mut PackedSymmetric, col: usize, row: usize, scratch: &mut Scratch, par: Par) -> Panel {
-    let l = work.dim();
-    let (jb, n) = (row - col, l - row);
+/// The panel below the diagonal block of the columns `cols`:
+/// `A[cols.end.., cols]`, column-major.
+fn panel_below(work: &PackedSymmetric, cols: Range<usize>) -> Array2<f64> {
+    let mut basis = Array2::zeros((work.dim() - cols.end, cols.len()).f());
+    work.copy_block(cols.end..work.dim(), cols, basis.view_mut());
+    basis
+}
+
+/// The QR of the panel `A[row.., row − b..row]` (its reflectors, `V`
+/// explicit in `v` and packed in `v_rows`). On one thread: the panel is
+/// thin (`n × b`), and faer's parallel split of it spent more in
+/// synchronisation than it gained (the QRs took 2.5× longer on two threads
+/// at l = 1024).
+fn factor_panel(mut basis: Array2<f64>, row: usize, v: &mut Array2<f64>, v_rows: &mut PackedRows<f64>) -> Panel {
+    let (n, jb) = basis.dim();
     let kb = jb.min(n);
-    let mut basis = Array2::<f64>::zeros((n, jb).f());
-    work.copy_block(row..l, col..row, basis.view_mut());
     let mut t = Mat::<f64>::zeros(kb, kb);
-    // On one thread: the panel is thin (`n × b`), and faer's parallel
-    // split of it spent more in synchronisation than it gained (the QRs
-    // took 2.5× longer on two threads at l = 1024).
-    {
-        let mut mem = MemBuffer::new(qr::qr_in_place_scratch::<f64>(n, jb, kb, Par::Seq, Default::default()));
-        qr::qr_in_place(
-            as_faer_mut(basis.view_mut()),
-            t.as_mut(),
-            Par::Seq,
-            MemStack::new(&mut mem),
-            Default::default(),
-        );
-    }
-    let Scratch { v_rows, wv, vw, v, x } = scratch;
+    let mut mem = MemBuffer::new(qr::qr_in_place_scratch::<f64>(n, jb, kb, Par::Seq, Default::default()));
+    qr::qr_in_place(as_faer_mut(basis.view_mut()), t.as_mut(), Par::Seq, MemStack::new(&mut mem), Default::default());
     // V explicitly: unit lower trapezoidal (n, kb), and as packed rows.
     let mut v = Scratch::zeroed(v, n, kb);
     for c in 0..kb {
@@ -201,24 +194,52 @@ fn reduce_panel(work: &mut PackedSymmetric, col: usize, row: usize, scratch: &mu
     for c in 0..kb {
         v_rows.set_column(c, v.column(c));
     }
+    Panel { row, basis, t }
+}
+
+/// The two-sided update of the trailing matrix `A₂₂ = A[row.., row..]` by
+/// the factored panel `f` (whose `V` is in `scratch`):
+/// `A₂₂ ← Qᵀ A₂₂ Q = A₂₂ − W Vᵀ − V Wᵀ` with `Q = I − V S Vᵀ`, `S = T⁻¹`,
+/// `X = A₂₂ V S`, `W = X − ½ V (Sᵀ Vᵀ X)`. Returns the panel and the next
+/// panel factored, if there is one.
+///
+/// Both halves of the flops run in the Gram kernel on every core, with the
+/// whole matrix kept symmetric in its packed layout: the product `A₂₂ V`
+/// ([`PackedSymmetric::symm_add`]) and the rank-`2b` update as one product
+/// over the `2b` packed rows `[W V]ᵀ` and `[V W]ᵀ`
+/// ([`PackedSymmetric::symmetric_update`]). (faer's triangular products
+/// ran `A₂₂ V` at 13–18 GFLOP/s per core, against ~40 for the kernel.)
+///
+/// Look-ahead: the update of the next panel's columns comes first; then
+/// that panel's QR, on one thread, runs beside the rest of the update,
+/// whose tasks the other threads take (and the QR's thread, once done).
+/// The QRs no longer leave a core idle, and every entry gets the same bits
+/// as from one whole update.
+fn reduce_panel(work: &mut PackedSymmetric, f: Panel, scratch: &mut Scratch, par: Par) -> (Panel, Option<Panel>) {
+    let l = work.dim();
+    let row = f.row;
+    let (n, kb) = (l - row, f.t.nrows());
+    let Scratch { v_rows, wv, vw, v, x } = scratch;
+    let t = &f.t;
     // X = A₂₂ V.
     let mut x = Scratch::zeroed(x, n, kb);
     work.symm_add(row, v_rows, x.view_mut(), 1.0, gram_par(par));
+    let v_view = v.slice(s![..n, ..kb]);
     {
         // X ← X T⁻¹, i.e. Tᵀ Xᵀ = Xᵀ.
         let mut xf = as_faer_mut(x.view_mut());
         triangular_solve::solve_lower_triangular_in_place(t.as_ref().transpose(), xf.rb_mut().transpose_mut(), par);
     }
     // M = T⁻ᵀ (Vᵀ X), then W = X − ½ V M (in place of X).
-    let mut m = as_faer(v.view()).transpose() * as_faer(x.view());
+    let mut m = as_faer(v_view).transpose() * as_faer(x.view());
     triangular_solve::solve_lower_triangular_in_place(t.as_ref().transpose(), m.as_mut(), par);
-    matmul(as_faer_mut(x.view_mut()), Accum::Add, as_faer(v.view()), m.as_ref(), -0.5, par);
+    matmul(as_faer_mut(x.view_mut()), Accum::Add, as_faer(v_view), m.as_ref(), -0.5, par);
     let w = x;
     // A₂₂ −= [W V] [V W]ᵀ, as one product over 2kb rows: rows of `wv` are
     // W's then V's columns, rows of `vw` V's then W's.
     wv.reset(n, 2 * kb);
     vw.reset(n, 2 * kb);
-    for (first, second) in [(&w, &v), (&v, &w)] {
+    for (first, second) in [(&w.view(), &v_view), (&v_view, &w.view())] {
         for c in 0..kb {
             let r = wv.push_row();
             wv.set(r, 0, first.column(c));
@@ -226,8 +247,25 @@ fn reduce_panel(work: &mut PackedSymmetric, col: usize, row: usize, scratch: &mu
             vw.set(r, 0, second.column(c));
         }
     }
-    work.symmetric_update(row, wv, vw, -1.0, gram_par(par));
-    Panel { row, basis, t }
+    let next_row = (row + BAND).min(l);
+    if next_row == l {
+        work.symmetric_update(row, wv, vw, -1.0, gram_par(par));
+        return (f, None);
+    }
+    work.symmetric_update_columns(row, row..next_row, wv, vw, -1.0, gram_par(par));
+    let basis = panel_below(work, row..next_row);
+    let (wv, vw) = (&*wv, &*vw);
+    let next = if matches!(par, Par::Seq) {
+        work.symmetric_update_columns(row, next_row..l, wv, vw, -1.0, Par::Seq);
+        factor_panel(basis, next_row, v, v_rows)
+    } else {
+        rayon::join(
+            || factor_panel(basis, next_row, v, v_rows),
+            || work.symmetric_update_columns(row, next_row..l, wv, vw, -1.0, gram_par(par)),
+        )
+        .0
+    };
+    (f, Some(next))
 }
 
 /// The operands of a panel's products, allocated once for the first

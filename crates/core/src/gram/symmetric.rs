@@ -235,10 +235,46 @@ impl PackedSymmetric {
     /// length.
     #[track_caller]
     pub fn symmetric_update(&mut self, start: usize, a: &PackedRows<f64>, b: &PackedRows<f64>, alpha: f64, par: Par) {
+        self.symmetric_update_columns(start, start..self.n, a, b, alpha, par);
+    }
+
+    /// The part of [`symmetric_update`](PackedSymmetric::symmetric_update)
+    /// in the columns `cols` of the matrix (and, mirrored, its rows): the
+    /// entries `(i, j)`, `j ∈ cols`, `i ≥ j`, and their mirrors. Each entry
+    /// gets the same bits as from the whole update, so updates of
+    /// consecutive column ranges make the whole one; a reduction can then
+    /// finish the next panel's columns first and work on that panel while
+    /// the rest of the update runs (look-ahead).
+    ///
+    /// Cost: `a.len() · c (2m − c + 1)` flops, `c = cols.len()`,
+    /// `m = n − cols.start`.
+    ///
+    /// # Panics
+    /// As [`symmetric_update`](PackedSymmetric::symmetric_update), and
+    /// `start ≤ cols.start ≤ cols.end ≤ n` with `cols.start` a panel edge
+    /// (unless `cols` is empty).
+    #[track_caller]
+    pub fn symmetric_update_columns(
+        &mut self,
+        start: usize,
+        cols: Range<usize>,
+        a: &PackedRows<f64>,
+        b: &PackedRows<f64>,
+        alpha: f64,
+        par: Par,
+    ) {
         let (w, m) = (self.panel_width(), self.n.saturating_sub(start));
         assert!(
             start <= self.n && start.is_multiple_of(w),
             "symmetric_update: start {start} is not a panel edge of {}",
+            self.n
+        );
+        assert!(
+            start <= cols.start
+                && cols.start <= cols.end
+                && cols.end <= self.n
+                && (cols.is_empty() || cols.start.is_multiple_of(w)),
+            "symmetric_update: columns {cols:?} of the block {start}..{}",
             self.n
         );
         assert_eq!(
@@ -253,27 +289,37 @@ impl PackedSymmetric {
             a.simd() == self.simd() && b.simd() == self.simd(),
             "symmetric_update: operands packed for different instruction sets"
         );
-        if m == 0 || a.is_empty() {
+        let rows = self.n - cols.start;
+        if cols.is_empty() || a.is_empty() {
             return;
         }
+        // Column `cols.start` of the matrix is column `skip` of the operands,
+        // the first of one of their panels.
+        let skip = (cols.start - start) / w;
+        let from = |p: &PackedRows<f64>| {
+            let whole = Operand::whole(p);
+            Operand { ptr: whole.ptr.wrapping_add(skip * whole.stride), stride: whole.stride }
+        };
         let stride = self.rows.panel_stride();
         let product = Product {
             simd: self.simd(),
             c: Out(self.rows.as_mut_slice().as_mut_ptr()),
-            layout: Layout::Symmetric { start, shift: w.trailing_zeros(), stride },
-            m,
-            n: m,
+            layout: Layout::Symmetric { start: cols.start, shift: w.trailing_zeros(), stride },
+            m: rows,
+            n: cols.len(),
             k: a.len(),
             kc: usize::MAX,
-            a: Operand::whole(a),
-            b: Operand::whole(b),
+            a: from(a),
+            b: from(b),
             alpha,
             lower: true,
             zeros: Zeros::default(),
         };
         // SAFETY: the layout is borrowed mutably; every written position
-        // (start + i, start + j) and its mirror lie inside it.
-        unsafe { product.run(is_parallel(par, a.len(), m, m)) };
+        // (cols.start + i, cols.start + j) and its mirror lie inside it; the
+        // operands' panels from `skip` on hold the block's columns from
+        // `cols.start` on (and the spare panels past them).
+        unsafe { product.run(is_parallel(par, a.len(), rows, cols.len())) };
     }
 }
 
@@ -335,6 +381,17 @@ mod tests {
                         let (got, exp) = (p.get(i, j), want[[i, j]]);
                         assert!((got - exp).abs() < 1e-12 * kv as f64, "{simd:?} n {n}: ({i}, {j}) {got} vs {exp}");
                         assert_eq!(got.to_bits(), p.get(j, i).to_bits(), "not symmetric at ({i}, {j})");
+                    }
+                }
+                // The same update in two column ranges (a panel, then the
+                // rest) gives the same bits.
+                let mut split = PackedSymmetric::from_lower_with(simd, lower.view());
+                let mid = (start + 2 * w).min(n);
+                split.symmetric_update_columns(start, start..mid, &pa, &pb, -1.0, Par::rayon(0));
+                split.symmetric_update_columns(start, mid..n, &pa, &pb, -1.0, Par::Seq);
+                for i in 0..n {
+                    for j in 0..n {
+                        assert_eq!(split.get(i, j).to_bits(), p.get(i, j).to_bits(), "split update at ({i}, {j})");
                     }
                 }
                 let mut block = Array2::zeros((3.min(n), n).f());
