@@ -1,7 +1,7 @@
 //! Ridge regression from sufficient statistics.
 
 use crate::error::{Result, SolveError, all_finite, check_alpha, check_dim, check_finite, no_rows};
-use crate::solver::{Fallback, SolveInfo, solve_shifted, solve_shifted_bounded};
+use crate::solver::{Fallback, SolveInfo, solve_proved_in_place, solve_shifted, solve_shifted_bounded};
 use faer::{Accum, Par};
 use kapprox_core::cpu::Simd;
 use kapprox_core::dense::{as_faer, as_faer_mut};
@@ -198,7 +198,9 @@ impl RidgeValidParams {
     /// needed, is skipped: `A` is a Gram matrix, so `0 ≤ λ ≤ tr A` up to
     /// its rounding error `ε`, and `κ ≤ (tr A + 2ε + α)/(α − ε)`; where
     /// that is at most half of `1/rcond`, the estimate (a lower bound of
-    /// `κ`) could not have called for the fallback.
+    /// `κ`) could not have called for the fallback, and `A` is then
+    /// factored in place: memory is `m`'s statistics plus one `l²` buffer,
+    /// where [`RidgeValidParams::fit`] needs two.
     ///
     /// # Errors
     /// As [`RidgeValidParams::fit`].
@@ -207,9 +209,18 @@ impl RidgeValidParams {
     /// `m` must be flushed.
     #[track_caller]
     pub fn fit_model(&self, m: &Moments) -> Result<RidgeModel> {
-        let nrm = Normal::from_moments(m, self.fit_intercept)?;
+        let mut nrm = Normal::from_moments(m, self.fit_intercept)?;
         let bound = trace_condition_bound(m, &nrm.a, self.alpha);
         let rcond = self.rcond(nrm.a.nrows());
+        if bound.is_some_and(|c| c <= 0.5 * (1.0 / rcond)) {
+            // Proved well conditioned: no estimate, no fallback, so `A` is
+            // not needed after its factor, which can take its place.
+            if let Some(coef) = solve_proved_in_place(&mut nrm.a, nrm.b.view(), self.alpha) {
+                return Ok(nrm.model(coef));
+            }
+            // Rounding beat the bound: the statistics again, the whole path.
+            nrm = Normal::from_moments(m, self.fit_intercept)?;
+        }
         let (coef, _) = solve_shifted_bounded(nrm.a.view(), nrm.b.view(), self.alpha, self.fallback, rcond, bound)?;
         Ok(nrm.model(coef))
     }
