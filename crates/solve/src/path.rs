@@ -71,7 +71,18 @@ use std::sync::OnceLock;
 /// `kapprox fit`'s refit skips the condition estimate where the trace
 /// bound proves the system well conditioned
 /// ([`RidgeValidParams::fit_model`](crate::RidgeValidParams::fit_model);
-/// 0.15–0.2 s).
+/// 0.15–0.2 s). Later (scratch timers around `holdout` and the refit,
+/// statistics of `2l + 500` RFF rows): the update's write-back prefetches
+/// its tiles' lines, which lie a panel apart (rank-`2b` updates
+/// 0.83–1.00 → 0.73–0.75 s at `l = 4096`, 7.41 → 6.14 s at 8192); each
+/// panel's QR runs beside the previous panel's update (look-ahead; the
+/// selection's medians 2.50 → 2.27 s at 4096 over six runs each, within
+/// noise at 8192, where the update is bound by memory traffic); the
+/// refit factors `A` in place (0.62–0.66 → 0.45–0.55 s at 4096). At
+/// `l = 8192`: `A₂₂V` 5.8–6.6 s and the updates 6.1–7.0 s (60–65
+/// GFLOP/s), QRs 0.95 s, the panels' small products 0.8 s, the rest
+/// (packing, the 17 α, `Q`) about 0.9 s; the refit 3.7–4.1 s (its trailing
+/// updates 2.4–2.6 s).
 ///
 /// Per call: construction `4/3 l³ + 4 l² k`; [`coef`](AlphaPath::coef)
 /// `l b² + 4 l b k + 4 l² k`; a whole grid in [`select`](AlphaPath::select)
