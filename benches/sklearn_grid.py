@@ -140,8 +140,9 @@ def run_grid(args, kx, work):
             subprocess.run([kx, "-q", "split", all_dir, "--train", train, "--test", test, "--test-fraction", "0.2"],
                            check=True)
             shutil.rmtree(all_dir, ignore_errors=True)
-            # Written data settles before anything is timed: the first fit after the split otherwise
-            # shared the disk with the page cache's write-back (0.25 s more on a 1 s fit).
+            # Written data settles before anything is timed. (In one run the first fit after the split
+            # took 0.25 s longer than its own stages on a 1 s fit; the page cache's write-back is the
+            # likely cause, not proved.)
             os.sync()
             metric = "accuracy" if task == "classification" else "rmse"
             for l in args.components:
@@ -253,6 +254,8 @@ def main():
     p.add_argument("--write", help="replace the generated block of this Markdown file")
     p.add_argument("--readme", help="also replace the README's summary block (`<!-- sklearn_grid_summary -->`)")
     args = p.parse_args()
+    if args.repeats < 1:
+        p.error("--repeats must be at least 1")
     kx = sc.kapprox_bin(args.kapprox)
     cpu, before = cpu_line(), load()
     print(f"CPU: {cpu}; load average before: {before}", flush=True)

@@ -1,7 +1,7 @@
 //! Ridge regression from sufficient statistics.
 
 use crate::error::{Result, SolveError, all_finite, check_alpha, check_dim, check_finite, no_rows};
-use crate::solver::{Fallback, SolveInfo, solve_proved_in_place, solve_shifted, solve_shifted_bounded};
+use crate::solver::{Fallback, SolveInfo, bound_proves, solve_proved_in_place, solve_shifted, solve_shifted_bounded};
 use faer::{Accum, Par};
 use kapprox_core::cpu::Simd;
 use kapprox_core::dense::{as_faer, as_faer_mut};
@@ -212,7 +212,7 @@ impl RidgeValidParams {
         let mut nrm = Normal::from_moments(m, self.fit_intercept)?;
         let bound = trace_condition_bound(m, &nrm.a, self.alpha);
         let rcond = self.rcond(nrm.a.nrows());
-        if bound.is_some_and(|c| c <= 0.5 * (1.0 / rcond)) {
+        if bound_proves(bound, rcond) {
             // Proved well conditioned: no estimate, no fallback, so `A` is
             // not needed after its factor, which can take its place.
             if let Some(coef) = solve_proved_in_place(&mut nrm.a, nrm.b.view(), self.alpha) {

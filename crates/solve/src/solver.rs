@@ -286,6 +286,14 @@ pub(crate) fn solve_shifted(
     solve_shifted_bounded(a, b, alpha, fallback, rcond, None)
 }
 
+/// Whether `bound`, a proved upper bound of `κ(A + αI)`, settles that the
+/// system needs no condition estimate and no fallback: at most half of
+/// `1/rcond` (the estimate, a lower bound of `κ`, could not exceed the
+/// limit). One test for [`solve_shifted_bounded`] and its callers.
+pub(crate) fn bound_proves(bound: Option<f64>, rcond: f64) -> bool {
+    bound.is_some_and(|c| c <= 0.5 * (1.0 / rcond))
+}
+
 /// `(A + αI)⁻¹ B` by a Cholesky factorisation of `a` in place, for a
 /// system the caller has proved well conditioned (see
 /// [`solve_shifted_bounded`]: then that function computes exactly this,
@@ -333,7 +341,7 @@ pub(crate) fn solve_shifted_bounded(
             Err(pivot) => Err((Some(pivot), f64::INFINITY)),
             Ok(l) => {
                 let cond = match bound {
-                    Some(c) if shift == alpha && c <= 0.5 * limit => c,
+                    Some(c) if shift == alpha && bound_proves(bound, rcond) => c,
                     _ => condition_estimate(a, shift, &l),
                 };
                 if cond > limit {

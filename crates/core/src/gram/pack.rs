@@ -79,16 +79,15 @@ impl Element for f32 {
     }
 }
 
-/// Writes rows `0..n` of `values` (or the `selected` ones) into rows
-/// `row0..` of one group of panels, `slots` (`cap · W` values per panel),
-/// whose first column is `c0`: row after row, each row's panels in turn.
+/// Writes the rows of `values` (or the `selected` ones) into rows `row0..`
+/// of one group of panels, `slots` (`cap · W` values per panel), whose
+/// first column is `c0`: row after row, each row's panels in turn.
 ///
 /// The panel width is a constant so that a whole panel's run is a fixed
 /// register move. With the width a runtime value, LLVM merged the width
 /// cases into one `memcpy` call per 32 bytes, which cost more than the
 /// copy (5 % of a fit at l = 1024 in a profile). The one partial panel a
 /// row can end in is copied out of line for the same reason.
-#[allow(clippy::too_many_arguments)]
 fn fill_panels<T: Copy, const W: usize>(
     slots: &mut [T],
     c0: usize,
@@ -96,9 +95,8 @@ fn fill_panels<T: Copy, const W: usize>(
     row0: usize,
     values: ArrayView2<'_, T>,
     selected: Option<&[usize]>,
-    n: usize,
-    cols: usize,
 ) {
+    let (n, cols) = (selected.map_or(values.nrows(), <[usize]>::len), values.ncols());
     let panels = slots.len() / (cap * W);
     // Panels of the group that hold `W` of the written columns.
     let whole = panels.min((cols - c0) / W);
@@ -341,9 +339,9 @@ impl<T: Element> PackedRows<T> {
         let fill = |(g, slots): (usize, &mut [T])| {
             let c0 = g * group * panel;
             match panel {
-                4 => fill_panels::<T, 4>(slots, c0, cap, row0, values, selected, n, cols),
-                8 => fill_panels::<T, 8>(slots, c0, cap, row0, values, selected, n, cols),
-                16 => fill_panels::<T, 16>(slots, c0, cap, row0, values, selected, n, cols),
+                4 => fill_panels::<T, 4>(slots, c0, cap, row0, values, selected),
+                8 => fill_panels::<T, 8>(slots, c0, cap, row0, values, selected),
+                16 => fill_panels::<T, 16>(slots, c0, cap, row0, values, selected),
                 _ => unreachable!("panel widths are 4, 8 or 16 (Element::panel_width)"),
             }
         };
