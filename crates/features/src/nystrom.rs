@@ -121,9 +121,9 @@ impl Nystrom {
             let x = landmarks.view().slice_move(s![first..first + rows.nrows(), ..]);
             kernel_block_into(&kernel, x, &landmarks, rows.view_mut());
         });
-        let normalization = match cholesky_normalization(kmm.view(), rel_tol) {
-            Some(n) => n,
-            None => eigen_normalization(kmm.view(), rel_tol)?,
+        let normalization = match cholesky_normalization(kmm, rel_tol) {
+            Ok(n) => n,
+            Err(kmm) => eigen_normalization(kmm.view(), rel_tol)?,
         };
         Ok(Nystrom { kernel, rel_tol, landmarks, normalization })
     }
@@ -191,7 +191,7 @@ impl Nystrom {
 
 /// `N = L⁻ᵀ (m, m)` from `K_mm = LLᵀ`, when every eigenvalue of `K_mm` is
 /// provably above the `rel_tol` cut, so that the eigendecomposition would
-/// keep all `m`; `None` otherwise.
+/// keep all `m`; otherwise `K_mm` back, for the eigendecomposition.
 ///
 /// The proof is a second Cholesky factorisation, of `K_mm − τI`. One
 /// computed in floating point is exact for a matrix within
@@ -203,28 +203,32 @@ impl Nystrom {
 /// about `9m³` (faer on two cores, 100-column data: 0.03 s against
 /// 0.15–0.21 s at `m = 1024`, 0.16 s against 0.96–1.15 s at `m = 2048`),
 /// and every later product is the same.
-fn cholesky_normalization(kmm: ArrayView2<'_, f64>, rel_tol: f64) -> Option<Array2<f64>> {
+fn cholesky_normalization(kmm: Array2<f64>, rel_tol: f64) -> std::result::Result<Array2<f64>, Array2<f64>> {
     let m = kmm.nrows();
     let par = kapprox_core::dense_par();
     let bound = kmm.rows().into_iter().map(|r| r.iter().map(|v| v.abs()).sum::<f64>()).fold(0.0, f64::max);
     let backward = m as f64 * (m as f64 + 1.0) * (f64::EPSILON / 2.0);
     let tau = (rel_tol + backward) * bound;
     if !(tau.is_finite() && tau > 0.0) {
-        return None;
+        return Err(kmm);
     }
     // Both factorisations in one column-major buffer, in the blocked
     // Cholesky whose flops run in the Gram kernel (faer's `llt` took about
     // twice as long at m = 4096); its strict upper triangle is scratch.
     let mut work = kapprox_core::buffer::zeros((m, m), true);
-    cholesky_shifted_into(work.view_mut(), kmm, -tau, par).ok()?;
-    cholesky_shifted_into(work.view_mut(), kmm, 0.0, par).ok()?;
+    for shift in [-tau, 0.0] {
+        if cholesky_shifted_into(work.view_mut(), kmm.view(), shift, par).is_err() {
+            return Err(kmm);
+        }
+    }
     // L⁻¹ column-major is N = L⁻ᵀ row-major in the same memory: no copy.
     // Only the lower triangles are read and written; N's zeros below its
-    // diagonal are the buffer's.
-    let mut inv = kapprox_core::buffer::zeros((m, m), true);
+    // diagonal are the buffer's, which is K_mm's, spent by now (fresh
+    // memory costs a round of page faults: 0.1 s per 134 MB here).
+    let mut inv = kapprox_core::buffer::zeros_reusing(kmm, (m, m), true);
     invert_lower_triangular(dense::as_faer_mut(inv.view_mut()), dense::as_faer(work.view()), par);
     drop(work);
-    Some(inv.reversed_axes())
+    Ok(inv.reversed_axes())
 }
 
 /// `N = U_r Λ_r^{-1/2} (m, r)` from the eigendecomposition of `K_mm`, the
@@ -375,7 +379,7 @@ mod tests {
         assert!(ratio > 1e-8, "a well-conditioned case: {ratio}");
         // Below the smallest eigenvalue: taken, and the same kernel as the
         // eigendecomposition's N (NNᵀ = K⁻¹ either way).
-        let chol = cholesky_normalization(k.view(), ratio / 10.0).expect("every eigenvalue is above the cut");
+        let chol = cholesky_normalization(k.clone(), ratio / 10.0).expect("every eigenvalue is above the cut");
         let eig = eigen_normalization(k.view(), ratio / 10.0).unwrap();
         assert_eq!((chol.ncols(), eig.ncols()), (300, 300));
         let y = points(50, 6, 8);
@@ -385,12 +389,13 @@ mod tests {
         let err = max_abs_diff(&gc, &ge);
         assert!(err < 1e-9, "kernel of the two normalizations differs by {err}");
         // Above it: refused, so the eigendecomposition drops what it must.
-        assert!(cholesky_normalization(k.view(), ratio * 10.0).is_none());
+        // Refused, it hands K_mm back unchanged for the eigendecomposition.
+        assert_eq!(cholesky_normalization(k.clone(), ratio * 10.0), Err(k.clone()));
         assert!(eigen_normalization(k.view(), ratio * 10.0).unwrap().ncols() < 300);
         // A rank-deficient matrix is never factored.
         let dup = ndarray::concatenate(ndarray::Axis(0), &[x.view(), x.slice(s![..10, ..])]).unwrap();
         let kd = kernel.matrix(dup.view(), dup.view());
-        assert!(cholesky_normalization(kd.view(), DEFAULT_REL_TOL).is_none());
+        assert_eq!(cholesky_normalization(kd.clone(), DEFAULT_REL_TOL), Err(kd));
     }
 
     #[test]

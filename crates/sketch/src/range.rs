@@ -10,6 +10,7 @@ use kapprox_core::Par;
 use kapprox_core::dense;
 use kapprox_core::gram::{PackedRows, gemm_tn_add};
 use ndarray::{Array2, ArrayView2, s};
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 /// Rows of the identity fed to a sketch at a time by [`test_matrix`].
@@ -35,10 +36,13 @@ pub fn test_matrix(kind: SketchKind, d: usize, l: usize, seed: u64) -> Result<Ar
         // Θ's rows directly: the sketch of the identity would spend a GEMM.
         let mut omega = kapprox_core::buffer::zeros((d, l), false);
         let scale = 1.0 / (l as f64).sqrt();
-        for (j, mut row) in omega.rows_mut().into_iter().enumerate() {
+        // Every row is its own stream: the same bits on any number of cores.
+        let slots = omega.as_slice_mut().expect("a fresh row-major matrix");
+        slots.par_chunks_mut(l).enumerate().for_each(|(j, row)| {
+            let mut row = ndarray::ArrayViewMut1::from(row);
             theta_row_unscaled(seed, j as u64, row.view_mut());
             row *= scale;
-        }
+        });
         return Ok(omega);
     }
     let mut sketch = Sketch::new(kind, d, l, seed)?;
@@ -93,19 +97,42 @@ pub fn gram_range_finder(
     if gram.ncols() != d {
         return Err(SketchError::Shape { name: "Gram matrix", found: gram.dim(), expected: (d, d) });
     }
-    let packed = pack_symmetric(gram);
+    gram_range_finder_packed(&pack_symmetric(gram), kind, l, seed, power_iterations)
+}
+
+/// [`gram_range_finder`] on the rows of the symmetric `FᵀF` already packed
+/// (e.g. by [`PackedRows::symmetric_from_lower_sum`], which builds them
+/// from the lower triangles of split parts' Grams without a dense copy):
+/// the same basis, bit for bit.
+///
+/// Memory: `4·d·l` doubles, plus a dense copy of the Gram for the
+/// structured kinds (SRHT, CountSketch), whose sketches read rows.
+///
+/// # Errors
+/// As [`gram_range_finder`].
+pub fn gram_range_finder_packed(
+    gram: &PackedRows,
+    kind: SketchKind,
+    l: usize,
+    seed: u64,
+    power_iterations: usize,
+) -> Result<Array2<f64>> {
+    let d = gram.n_cols();
+    if gram.len() != d {
+        return Err(SketchError::Shape { name: "Gram matrix", found: (gram.len(), d), expected: (d, d) });
+    }
     let y0 = match kind {
         // Ω's rows directly, then one product on every core.
-        SketchKind::Gaussian if l > 0 => times(&packed, test_matrix(kind, d, l, seed)?.view()),
+        SketchKind::Gaussian if l > 0 => times(gram, test_matrix(kind, d, l, seed)?.view()),
         // The structured sketches of the Gram's rows cost far less than a
         // product by Ω.
         _ => {
             let mut sketch = Sketch::new(kind, d, l, seed)?;
-            sketch.update(rows_of_symmetric(gram), 0)?;
+            sketch.update(gram.to_array().view(), 0)?;
             sketch.finish()
         }
     };
-    power_steps(&packed, y0.view(), power_iterations)
+    power_steps(gram, y0.view(), power_iterations)
 }
 
 /// The rows of a symmetric matrix, read contiguously from whichever
@@ -228,7 +255,8 @@ impl PowerIteration {
     /// Feeds the result of the next pass: the start `Y₀ (d, l)` for the first pass,
     /// then `Fᵀ(F Q) (d, l)` for the current `Q`. Returns the new basis.
     ///
-    /// Cost: one thin QR (`≈ 4·d·l²` flops; a Cholesky QR of `2·d·l²` for
+    /// Cost: one thin QR (`≈ 4·d·l²` flops: two Cholesky QR steps, see
+    /// `kapprox_core::dense::orthonormal_basis`; one step of `2·d·l²` for
     /// the passes before the last, see `kapprox_core::dense::cholesky_qr_q`).
     ///
     /// # Errors
@@ -250,11 +278,14 @@ impl PowerIteration {
         }
         self.passes_done += 1;
         // Only the final basis must be orthonormal to rounding; an
-        // intermediate one needs the span (cheaper by Cholesky QR, with
+        // intermediate one needs the span (one Cholesky QR step, with
         // Householder QR when YᵀY is too ill-conditioned for it).
-        let intermediate =
-            (!self.is_done()).then(|| dense::cholesky_qr_q(pass_result, kapprox_core::dense_par())).flatten();
-        self.q = Some(intermediate.unwrap_or_else(|| dense::qr_thin_q(pass_result)));
+        let par = kapprox_core::dense_par();
+        self.q = Some(if self.is_done() {
+            dense::orthonormal_basis(pass_result, par)
+        } else {
+            dense::cholesky_qr_q(pass_result, par).unwrap_or_else(|| dense::qr_thin_q(pass_result))
+        });
         Ok(self.q.as_ref().expect("just set").view())
     }
 
@@ -342,6 +373,10 @@ mod tests {
             let omega = test_matrix(kind, d, l, 5).unwrap();
             for q in 0..=2 {
                 let a = gram_range_finder(gram.view(), kind, l, 5, q).unwrap();
+                // From the lower triangle packed directly: the same bits.
+                let packed =
+                    PackedRows::<f64>::symmetric_from_lower_sum(kapprox_core::cpu::Simd::detect(), &[gram.view()]);
+                assert_eq!(gram_range_finder_packed(&packed, kind, l, 5, q).unwrap(), a, "{kind} q = {q}");
                 // The explicit definition: the span of (FᵀF)^(q+1) Ω, with
                 // the naive product and Householder QR throughout (the
                 // bases may differ by the signs of their columns).

@@ -289,9 +289,38 @@ fn symmetric_products_match_the_dense_product() {
             let err = max_rel(&x, &(-1.0 + 0.5 * g.dot(&v)));
             assert!(err < 1e-13 * n as f64, "{simd:?} n {n}: symm error {err}");
             // L = tril(G, -1) + diag(G)/2 packed: G = L + Lᵀ.
-            let lower = PackedRows::<f64>::lower_half_of_symmetric(simd, g.view()).to_array();
+            let lower = PackedRows::<f64>::lower_half_of_symmetric(None, simd, g.view()).to_array();
             assert!(max_rel(&(&lower + &lower.t()), &g) == 0.0, "{simd:?} n {n}");
             assert!((0..n).all(|r| lower.row(r).iter().skip(r + 1).all(|&v| v == 0.0)));
+        }
+    }
+}
+
+#[test]
+fn symmetric_rows_from_lower_triangles_are_the_dense_sum_packed() {
+    // Layout only (no kernel runs): every level's panel width on any CPU.
+    for simd in [Simd::Portable, Simd::Avx2Fma, Simd::Avx512] {
+        // Below and above the parallel threshold.
+        for n in [1, 7, 130, 300] {
+            // Upper triangles of NaN (never read); the second part is the
+            // corner of a larger column-major matrix (strides (1, n + 3)).
+            let nan_upper = |mut g: Array2<f64>| {
+                g.indexed_iter_mut().filter(|((i, j), _)| j > i).for_each(|(_, v)| *v = f64::NAN);
+                g
+            };
+            let mut big = Array2::<f64>::zeros((n + 3, n + 3).f());
+            big.assign(&nan_upper(random(n + 3, n + 3, 5)));
+            let (p0, p2) = (nan_upper(random(n, n, 1)), nan_upper(random(n, n, 2)));
+            let parts = [p0.view(), big.slice(s![..n, ..n]), p2.view()];
+            assert!(n == 1 || parts[1].strides() == [1, (n + 3) as isize]);
+            // The dense reference: lower triangles summed in part order, mirrored.
+            let entry = |i: usize, j: usize| parts.iter().fold(0.0, |sum, p| sum + p[[i.max(j), i.min(j)]]);
+            let want = Array2::from_shape_fn((n, n), |(i, j)| entry(i, j));
+            let packed = PackedRows::<f64>::symmetric_from_lower_sum(simd, &parts);
+            assert_eq!((packed.len(), packed.n_cols()), (n, n));
+            assert_eq!(packed.to_array(), want, "{simd:?} n {n}");
+            let one = PackedRows::<f64>::symmetric_from_lower_sum(simd, &parts[1..2]).to_array();
+            assert!(one.iter().all(|v| v.is_finite()) && one == one.t(), "{simd:?} n {n}");
         }
     }
 }

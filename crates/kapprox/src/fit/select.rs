@@ -75,7 +75,7 @@ fn finish_candidate(
         let k = parts.first().map_or(0, Moments::n_targets);
         let projection = AffineProjection::new(n.view(), g.offset.view(), k, kapprox_core::dense_par());
         drop(n);
-        parts = parts.iter().map(|p| projection.apply(p)).collect();
+        parts = projection.apply_all(parts, None);
         return Ok(Finished { parts, map });
     }
     if let MethodSpec::Tefm { strategy: Strategy::OnePass, .. } = method {

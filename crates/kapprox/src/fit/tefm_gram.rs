@@ -37,9 +37,11 @@
 use super::sketch_kind;
 use crate::method::MethodSpec;
 use anyhow::{Result, bail};
-use kapprox_core::{AffineProjection, Moments, dense};
+use kapprox_core::cpu::Simd;
+use kapprox_core::gram::PackedRows;
+use kapprox_core::{AffineProjection, Moments};
 use kapprox_features::FeatureMap;
-use kapprox_sketch::gram_range_finder;
+use kapprox_sketch::gram_range_finder_packed;
 use ndarray::{Array1, s};
 
 /// The statistics of the TEFM features and the fitted map, from the split
@@ -56,28 +58,24 @@ pub fn project_one_pass(
 ) -> Result<(Vec<Moments>, Box<dyn FeatureMap>)> {
     let MethodSpec::Tefm { sketch, n_components, power, .. } = method else { bail!("not a TEFM method") };
     let Some(first) = parts.first() else { bail!("no split parts") };
-    // The Gram of all rows, summed in part order (deterministic).
+    // The Gram of all rows, summed in part order (deterministic), packed
+    // for the range finder's products straight from the parts' lower
+    // triangles.
     let d = first.n_features();
-    // Written once on every core, on huge pages (kapprox_core::buffer): a
-    // calloc'd d × d faulted 4 KiB at a time as the sum wrote it.
-    let mut gram = kapprox_core::buffer::zeros((d, d), true);
+    let mut lower = Vec::with_capacity(parts.len());
     for p in &parts {
         if p.n_features() != d {
             bail!("split parts of {} and {d} base features", p.n_features());
         }
-        // The lower triangles, column by column (contiguous).
-        let g = p.augmented_gram();
-        for j in 0..d {
-            let mut col = gram.slice_mut(s![j.., j]);
-            col += &g.slice(s![j..d, j]);
-        }
+        lower.push(p.augmented_gram().slice_move(s![..d, ..d]));
     }
-    dense::symmetrize_from_lower(gram.view_mut());
-    let q = gram_range_finder(gram.view(), sketch_kind(*sketch), *n_components, seed, *power)?;
-    drop(gram);
-    // One packing of Q for every part.
+    let gram = PackedRows::<f64>::symmetric_from_lower_sum(Simd::detect(), &lower);
+    drop(lower);
+    let q = gram_range_finder_packed(&gram, sketch_kind(*sketch), *n_components, seed, *power)?;
+    // One packing of Q for every part; the projections' packed rows reuse
+    // the Gram's memory.
     let zero = Array1::zeros(q.ncols());
     let projection = AffineProjection::new(q.view(), zero.view(), first.n_targets(), kapprox_core::dense_par());
-    let projected = parts.iter().map(|p| projection.apply(p)).collect();
+    let projected = projection.apply_all(parts, Some(gram));
     Ok((projected, method.tefm_map(base, seed, q)?))
 }
