@@ -193,10 +193,11 @@ fn distance_from_identity(g: ArrayView2<'_, f64>) -> f64 {
 /// set to the same convention, so both paths give the same `Q` up to
 /// rounding.
 ///
-/// Why: at `m = 4096, n = 1024` faer's Householder QR with its thin `Q`
-/// took 0.6–0.9 s on 2 cores, the two steps 0.4–0.5 s: the Gram and the
-/// triangular solve run near the machine's rate, the Householder panels
-/// do not. Cost: `4·m·n²` flops in level-3 kernels (as Householder's
+/// Why: at `m = 4096, n = 1024` on 2 cores faer's Householder QR with its
+/// thin `Q` took 0.92 s inside a TEFM fit (0.6–0.9 s alone), the two steps
+/// 0.59–0.70 s (0.4–0.5 s alone): each step is a Gram in the Gram kernel
+/// and one blocked triangular solve, where Householder spends much of its
+/// time in panel factorisations. Cost: `4·m·n²` flops (as Householder's
 /// `≈ 4·m·n²`). Bitwise the same for a given `par`.
 ///
 /// # Panics
@@ -237,18 +238,16 @@ fn orthonormal_basis_by(y: ArrayView2<'_, f64>, par: Par) -> (Array2<f64>, Basis
 /// The thin `Q` of Householder QR with each column's sign set so that
 /// `R`'s diagonal is positive (faer's convention differs).
 fn householder_positive(y: ArrayView2<'_, f64>) -> Array2<f64> {
-    {
-        crate::dense_par();
-        let qr = as_faer(y).qr();
-        let mut q = to_ndarray(qr.compute_thin_Q().as_ref());
-        let r = qr.R();
-        for (j, mut col) in q.columns_mut().into_iter().enumerate() {
-            if r[(j, j)] < 0.0 {
-                col.mapv_inplace(|v| -v);
-            }
+    crate::dense_par();
+    let qr = as_faer(y).qr();
+    let mut q = to_ndarray(qr.compute_thin_Q().as_ref());
+    let r = qr.R();
+    for (j, mut col) in q.columns_mut().into_iter().enumerate() {
+        if r[(j, j)] < 0.0 {
+            col.mapv_inplace(|v| -v);
         }
-        q
     }
+    q
 }
 
 /// The thin Q factor of `A = QR`, shape `(m, min(m, n))`.
