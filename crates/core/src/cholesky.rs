@@ -39,6 +39,8 @@ const CHOLESKY_BLOCK: usize = 256;
 pub fn cholesky_lower_in_place(mut a: ArrayViewMut2<'_, f64>, par: Par) -> Result<(), usize> {
     let n = a.nrows();
     debug_assert_eq!(a.ncols(), n);
+    // One panel's storage for every panel (the first is the largest).
+    let mut panel = PackedRows::new(n.saturating_sub(CHOLESKY_BLOCK), CHOLESKY_BLOCK.min(n));
     let mut k = 0;
     while k < n {
         let nb = CHOLESKY_BLOCK.min(n - k);
@@ -59,12 +61,12 @@ pub fn cholesky_lower_in_place(mut a: ArrayViewMut2<'_, f64>, par: Par) -> Resul
         }
         // L₂₁ = A₂₁ L₁₁⁻ᵀ, i.e. L₁₁ L₂₁ᵀ = A₂₁ᵀ.
         solve_lower_triangular_in_place(as_faer(diag.view()), as_faer_mut(below.view_mut()).transpose_mut(), par);
-        // A₂₂ −= L₂₁ L₂₁ᵀ: the Gram kernel over the rows of L₂₁ᵀ.
-        let mut panel = PackedRows::new(n - end, nb);
-        for c in 0..nb {
-            let r = panel.push_row();
-            panel.set(r, 0, below.column(c));
-        }
+        // A₂₂ −= L₂₁ L₂₁ᵀ: the Gram kernel over the rows of L₂₁ᵀ, which are
+        // the columns of L₂₁ (contiguous rows of the transposed view, which
+        // `set_rows` copies panel by panel).
+        panel.reset(n - end, nb);
+        panel.push_rows(nb);
+        panel.set_rows(0, below.t(), None, gram_par(par));
         syrk_lower_add(a.slice_mut(s![end.., end..]), &panel, -1.0, gram_par(par));
         k = end;
     }

@@ -237,15 +237,15 @@ fn reduce_panel(work: &mut PackedSymmetric, f: Panel, scratch: &mut Scratch, par
     let w = x;
     // A₂₂ −= [W V] [V W]ᵀ, as one product over 2kb rows: rows of `wv` are
     // W's then V's columns, rows of `vw` V's then W's.
-    wv.reset(n, 2 * kb);
-    vw.reset(n, 2 * kb);
-    for (first, second) in [(&w.view(), &v_view), (&v_view, &w.view())] {
-        for c in 0..kb {
-            let r = wv.push_row();
-            wv.set(r, 0, first.column(c));
-            let r = vw.push_row();
-            vw.set(r, 0, second.column(c));
-        }
+    // A column of W or V is a row of the packed operands: the transposed
+    // views have contiguous rows, which `set_rows` copies panel by panel
+    // (`set` per row touched every panel for each row, 0.27 s at l = 4096).
+    let gp = gram_par(par);
+    for (rows, first, second) in [(&mut *wv, w.t(), v_view.t()), (&mut *vw, v_view.t(), w.t())] {
+        rows.reset(n, 2 * kb);
+        rows.push_rows(2 * kb);
+        rows.set_rows(0, first, None, gp);
+        rows.set_rows(kb, second, None, gp);
     }
     let next_row = (row + BAND).min(l);
     if next_row == l {
