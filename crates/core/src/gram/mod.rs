@@ -13,9 +13,10 @@
 //! it buys three things at once:
 //!
 //! - **Reproducibility for free.** Every output element is computed by one
-//!   task as one fused-multiply-add chain over the rows, in row order,
-//!   starting from zero, and then added to `C`. No partial sums are ever
-//!   combined, so the bits do not depend on the thread count, the task
+//!   task as fused-multiply-add chains over the rows in row order, one per
+//!   chunk of [`KC`] rows, each starting from zero and added to `C` in
+//!   turn. Which partial sums are combined is fixed by the row count
+//!   alone, so the bits do not depend on the thread count, the task
 //!   split, the block sizes or the instruction set: any work distribution
 //!   can use every core.
 //! - **Runtime dispatch.** AVX-512 (24 × 8 tiles), AVX2+FMA (8 × 6) or
@@ -28,10 +29,11 @@
 //!   widened and added to the `f64` output (see [`Element`]).
 //!
 //! Blocking (BLIS order): a task owns an `MC × NC` block of `C`; for each
-//! tile's worth of columns of the right operand (`k · NR` doubles, meant to
-//! stay in L1) it sweeps the block's row tiles (the left operand's
-//! `MC × k` block, meant to stay in L2). `MC` and `NC` were chosen by
-//! measurement (`ridge_accumulate` bench).
+//! chunk of [`KC`] rows and each tile's worth of columns of the right
+//! operand (`KC · NR` doubles, meant to stay in L1) it sweeps the block's
+//! row tiles (the left operand's `MC × KC` block, meant to stay in L2).
+//! `MC`, `NC` and `KC` were chosen by measurement (`ridge_accumulate`
+//! bench, and TEFM's range finder, whose products run over `d` rows).
 //!
 //! Cost: `k · m · n · 2` flops for [`gemm_tn_add`], `k · n · (n + 1)` for
 //! [`syrk_lower_add`] and [`gemm_tn_lower_add`] (lower triangle only, up to
@@ -120,16 +122,13 @@ pub fn gemm_tn_lower_add<T: Element>(
 /// operand: the leading rows of `a` that `a_triangle` names are upper
 /// (zero in every column `< r`) or lower triangular (zero in every column
 /// `> r`), and rows `0..b_upper` of `b` upper triangular. The chains skip the
-/// zeros in chunks of [`TRIANGULAR_KC`] rows, each chunk's chains added to
-/// `C` in order, so that a tile skips whole chunks past its last nonzero
-/// row: `C = LᵀU` for a lower `L` and an upper `U` costs about a third of
-/// the dense product, `AᵀU` for a dense `A` or `LᵀB` for a dense `B` about
-/// half. (For dense operands the chunks measured neither faster nor slower
-/// than one chain over all rows, at `4098²` on 2 cores.)
+/// zeros, and a tile skips whole chunks of [`KC`] rows past its last
+/// nonzero row: `C = LᵀU` for a lower `L` and an upper `U` costs about a
+/// third of the dense product, `AᵀU` for a dense `A` or `LᵀB` for a dense
+/// `B` about half.
 ///
 /// Bitwise the same for every `par`, thread count and instruction set,
-/// and the same as the dense product in chunks of [`TRIANGULAR_KC`] rows
-/// as long as the operands are finite.
+/// and the same as [`gemm_tn_add`] as long as the operands are finite.
 ///
 /// # Panics
 /// As [`gemm_tn_add`], and each count at most its operand's rows.
@@ -154,7 +153,7 @@ pub fn gemm_tn_add_triangular(
         a.len(),
         b.len()
     );
-    product_with(c, a, b, alpha, false, zeros, TRIANGULAR_KC, par);
+    product_with(c, a, b, alpha, false, zeros, par);
 }
 
 /// The zero structure of the first rows of a product's left operand: the
@@ -167,8 +166,18 @@ pub enum Triangle {
     Lower(usize),
 }
 
-/// Rows per chunk of the products with triangular operands.
-pub const TRIANGULAR_KC: usize = 512;
+/// Rows per chunk of every product: each chunk's chains start from zero
+/// and are added to `C` in turn (so a `Moments` block of 512 rows is one
+/// chain per element).
+///
+/// Why chunks: a task's left block (`MC × KC` doubles, 393 KB) then stays
+/// in L2 while the task sweeps its columns. Over all `k` rows at once, the
+/// products of TEFM's range finder (`k = d = 4096`) streamed a 3 MB block
+/// from L3 for every tile column and ran at 63–69 GFLOP/s against 90 in
+/// chunks (a TEFM-G fit at l = 1024 on a 2-core Xeon with AVX-512 and
+/// 2 MB of L2 per core, scratch timers). On a 2-core AMD EPYC the chunks
+/// had measured neither faster nor slower at `4098²`.
+pub const KC: usize = 512;
 
 /// The shape checks of an `AᵀB` product into `c_dim`.
 #[track_caller]
@@ -193,10 +202,10 @@ fn product<T: Element>(
     lower: bool,
     par: Par,
 ) {
-    product_with(c, a, b, alpha, lower, Zeros::default(), usize::MAX, par);
+    product_with(c, a, b, alpha, lower, Zeros::default(), par);
 }
 
-/// [`product`] with known zeros in the operands and `kc` rows per chunk.
+/// [`product`] with known zeros in the operands.
 #[allow(clippy::too_many_arguments)]
 #[track_caller]
 fn product_with<T: Element>(
@@ -206,7 +215,6 @@ fn product_with<T: Element>(
     alpha: f64,
     lower: bool,
     zeros: Zeros,
-    kc: usize,
     par: Par,
 ) {
     let simd = a.simd();
@@ -229,7 +237,6 @@ fn product_with<T: Element>(
             m,
             n,
             k: a.len(),
-            kc,
             a: Operand::whole(a),
             b: Operand::whole(b),
             alpha,
@@ -243,7 +250,7 @@ fn product_with<T: Element>(
     } else {
         let mut t = crate::buffer::zeros((m, n), true);
         t.assign(&c);
-        product_with(t.view_mut(), a, b, alpha, lower, zeros, kc, par);
+        product_with(t.view_mut(), a, b, alpha, lower, zeros, par);
         if lower {
             for j in 0..n {
                 for i in j..m {
@@ -321,10 +328,6 @@ struct Product<T: Element> {
     m: usize,
     n: usize,
     k: usize,
-    /// Rows per chunk: each chunk's chains are added to `C` in turn, so
-    /// that a long product's left block stays in cache (`usize::MAX`: one
-    /// chain over all rows).
-    kc: usize,
     a: Operand<T>,
     b: Operand<T>,
     alpha: f64,
@@ -411,7 +414,7 @@ impl<T: Element> Product<T> {
     /// As [`Product::run`]; no other task touches this block (nor, for the
     /// symmetric layout, its mirror).
     unsafe fn block(&self, ic: usize, jc: usize, mc: usize, nc: usize) {
-        let Product { simd, layout, m, n, k, kc, alpha, lower, zeros, .. } = *self;
+        let Product { simd, layout, m, n, k, alpha, lower, zeros, .. } = *self;
         let c = self.c.ptr();
         let Microkernel(kernel, shape) = T::microkernel(simd);
         let w = shape.panel;
@@ -419,8 +422,8 @@ impl<T: Element> Product<T> {
         let (ap, bp) = (self.a.ptr, self.b.ptr);
         let (a_stride, b_stride) = (self.a.stride, self.b.stride);
         let mut tile = [T::default(); MAX_TILE];
-        for k0 in (0..k).step_by(kc.max(1)) {
-            let kk = kc.min(k - k0);
+        for k0 in (0..k).step_by(KC) {
+            let kk = KC.min(k - k0);
             for j0 in (jc..(jc + nc).min(n)).step_by(nr) {
                 for i0 in (ic..(ic + mc).min(m)).step_by(mr) {
                     if lower && i0 + mr <= j0 {

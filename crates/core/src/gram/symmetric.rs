@@ -19,11 +19,6 @@ use ndarray::{ArrayView2, ArrayViewMut2, ShapeBuilder};
 use rayon::prelude::*;
 use std::ops::Range;
 
-/// Rows per chunk of [`PackedSymmetric::symm_add`]: a task's left block
-/// (`96 × 512` doubles) stays in L2 while it sweeps the columns of `V`;
-/// each chunk's chains are added to `X` in order.
-const KC: usize = 512;
-
 /// A symmetric `(n, n)` matrix, both triangles stored, in the layout of
 /// [`PackedRows`] (row `r` of the layout is row `r` of the matrix).
 ///
@@ -208,7 +203,6 @@ impl PackedSymmetric {
             m,
             n: kv,
             k: m,
-            kc: KC,
             a: Operand { ptr: base, stride },
             b: Operand::whole(v),
             alpha,
@@ -308,7 +302,6 @@ impl PackedSymmetric {
             m: rows,
             n: cols.len(),
             k: a.len(),
-            kc: usize::MAX,
             a: from(a),
             b: from(b),
             alpha,

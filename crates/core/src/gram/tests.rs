@@ -238,18 +238,9 @@ fn triangular_left_operands_skip_their_zeros_without_changing_a_bit() {
                 for (b, b_tri) in [(&b_dense, 0), (&b_upper, tri.min(cols))] {
                     let (pa, pb) =
                         (PackedRows::from_rows_with(simd, a.view()), PackedRows::from_rows_with(simd, b.view()));
-                    // The dense product in the same chunks, and skipping.
+                    // The dense product, and skipping.
                     let mut dense = Array2::from_elem((cols, cols).f(), 0.5);
-                    product_with(
-                        dense.view_mut(),
-                        &pa,
-                        &pb,
-                        1.0,
-                        false,
-                        Zeros::default(),
-                        TRIANGULAR_KC,
-                        Par::rayon(0),
-                    );
+                    gemm_tn_add(dense.view_mut(), &pa, &pb, 1.0, Par::rayon(0));
                     let mut skip = Array2::from_elem((cols, cols).f(), 0.5);
                     gemm_tn_add_triangular(skip.view_mut(), &pa, triangle, &pb, b_tri, 1.0, Par::rayon(0));
                     assert!(
