@@ -160,14 +160,33 @@ fn lower_gram(y: ArrayView2<'_, f64>, par: Par) -> Array2<f64> {
 /// `Y R⁻¹` for the Cholesky factor `RᵀR` of `g`, the lower triangle of
 /// `YᵀY`; `None` where `g` is not numerically positive definite or the
 /// basis overflows.
+///
+/// `Q = Y L⁻ᵀ` is one product in the Gram kernel by the explicit inverse
+/// `L⁻¹` (`n³/3` flops, small beside the product's `m·n²` at `m ≫ n`),
+/// skipping the zeros of the triangular `L⁻ᵀ`: at `m = 4096, n = 1024` on
+/// 2 cores faer's triangular solve took 0.10 s of a 0.24 s step, and
+/// copying `Y` for it and a finiteness check across its memory order 0.06 s
+/// more (TEFM-G fit, scratch timers). The inverse adds a rounding error of
+/// order `u·κ(Y)²` to `Q`, the order of one Cholesky QR step's own loss
+/// of orthogonality, and `κ(Y) ≤ √3` in the second step of
+/// [`orthonormal_basis`].
 fn cholesky_qr_step(y: ArrayView2<'_, f64>, g: ArrayView2<'_, f64>, par: Par) -> Option<Array2<f64>> {
+    use crate::gram::{PackedRows, Triangle, gemm_tn_add_triangular, gram_par};
     crate::dense_par();
     let llt = as_faer(g).llt(Side::Lower).ok()?;
-    // Q = Y L⁻ᵀ, i.e. L Qᵀ = Yᵀ.
-    let mut q = y.to_owned();
-    let qt = as_faer_mut(q.view_mut()).transpose_mut();
-    faer::linalg::triangular_solve::solve_lower_triangular_in_place(llt.L(), qt, par);
-    q.iter().all(|v| v.is_finite()).then_some(q)
+    let (m, n) = y.dim();
+    // L⁻¹ column-major: its columns are the rows of the upper triangular
+    // L⁻ᵀ, and the columns of Y the rows of Yᵀ, so `Q = (Yᵀ)ᵀ L⁻ᵀ`.
+    let mut inverse = crate::buffer::zeros((n, n), true);
+    faer::linalg::triangular_inverse::invert_lower_triangular(as_faer_mut(inverse.view_mut()), llt.L(), par);
+    let simd = crate::cpu::Simd::detect();
+    let (yt, upper) = (PackedRows::from_rows_with(simd, y.t()), PackedRows::from_rows_with(simd, inverse.t()));
+    drop(inverse);
+    let mut q = crate::buffer::zeros((m, n), true);
+    gemm_tn_add_triangular(q.view_mut(), &yt, Triangle::Upper(0), &upper, n, 1.0, gram_par(par));
+    // In memory order: the column-major basis read row by row strides
+    // through all of it for every row.
+    q.fold(true, |finite, v| finite && v.is_finite()).then_some(q)
 }
 
 /// The Frobenius distance of a Gram matrix from the identity, from its
@@ -195,9 +214,9 @@ fn distance_from_identity(g: ArrayView2<'_, f64>) -> f64 {
 ///
 /// Why: at `m = 4096, n = 1024` on 2 cores faer's Householder QR with its
 /// thin `Q` took 0.92 s inside a TEFM fit (0.6–0.9 s alone), the two steps
-/// 0.59–0.70 s (0.4–0.5 s alone): each step is a Gram in the Gram kernel
-/// and one blocked triangular solve, where Householder spends much of its
-/// time in panel factorisations. Cost: `4·m·n²` flops (as Householder's
+/// 0.59–0.70 s (0.4–0.5 s alone): each step is a Gram and one triangular
+/// product in the Gram kernel, where Householder spends much of its time
+/// in panel factorisations. Cost: `4·m·n²` flops (as Householder's
 /// `≈ 4·m·n²`). Bitwise the same for a given `par`.
 ///
 /// # Panics
