@@ -590,9 +590,11 @@ unsafe fn column_tile<T: Element, const MR: usize, const NR: usize>(
 /// and `C` is far larger than the cache. Without this, the band
 /// reduction's rank-`2b` updates waited on those misses in the write-back
 /// (10 % of its profile at l = 4096, AMD EPYC), and the pass's `Moments`
-/// update at l = 4096 ran 3–6 % slower on a 2-core Xeon with AVX-512
-/// (15 interleaved products of 512 rows each way, a one-off harness: medians
-/// 109 → 115 GFLOP/s); at l = 1024, where `C` stays in cache, no change.
+/// update ran slower on a 2-core Xeon with AVX-512: 40 pairs of 512-row
+/// products, with and without, alternating in one process (a one-off
+/// harness), were faster with it in 36 pairs at l = 4096 (medians 75.8 →
+/// 79.8 GFLOP/s), 34 at 2048 (76.1 → 80.7) and 27 at 1024 (83.1 → 85.2),
+/// where more of `C` stays in cache.
 #[inline(always)]
 fn prefetch_tile(c: *mut f64, layout: Layout, i0: usize, j0: usize, mr: usize, nr: usize) {
     match layout {
