@@ -16,6 +16,8 @@ mod sealed {
 /// single precision (twice the lanes) with each block's sums widened and
 /// added to the `f64` output.
 pub trait Element: sealed::Sealed + Copy + Default + Send + Sync + std::fmt::Debug + 'static {
+    /// Whether this is `f64` (whose tiles a write-back may read as such).
+    const IS_F64: bool;
     /// Values per panel in the layout for `simd` (one vector register).
     fn panel_width(simd: Simd) -> usize;
     /// The value in double precision (exact).
@@ -32,6 +34,8 @@ pub trait Element: sealed::Sealed + Copy + Default + Send + Sync + std::fmt::Deb
 pub struct Microkernel<T>(pub(crate) Kernel<T>, pub(crate) Shape);
 
 impl Element for f64 {
+    const IS_F64: bool = true;
+
     fn panel_width(simd: Simd) -> usize {
         if simd == Simd::Avx512 { 8 } else { 4 }
     }
@@ -56,6 +60,8 @@ impl Element for f64 {
 }
 
 impl Element for f32 {
+    const IS_F64: bool = false;
+
     fn panel_width(simd: Simd) -> usize {
         if simd == Simd::Avx512 { 16 } else { 8 }
     }
