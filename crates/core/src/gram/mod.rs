@@ -765,29 +765,17 @@ unsafe fn mirror_blocks_avx512<const MR: usize>(dst: *mut f64, alpha: f64, tile:
                 let (x, y) = (v[i & !1], v[i | 1]);
                 if i % 2 == 0 { _mm512_unpacklo_pd(x, y) } else { _mm512_unpackhi_pd(x, y) }
             });
-            // 128-bit lanes (0, 2) (imm 0x88) or (1, 3) (0xDD) of two vectors:
-            // first rows {0, 4} / {1, 5} / {2, 6} / {3, 7} of columns 0–3 and
-            // of columns 4–7, then each row whole.
-            let u = [
-                _mm512_shuffle_f64x2::<0x88>(t[0], t[2]),
-                _mm512_shuffle_f64x2::<0x88>(t[1], t[3]),
-                _mm512_shuffle_f64x2::<0xDD>(t[0], t[2]),
-                _mm512_shuffle_f64x2::<0xDD>(t[1], t[3]),
-                _mm512_shuffle_f64x2::<0x88>(t[4], t[6]),
-                _mm512_shuffle_f64x2::<0x88>(t[5], t[7]),
-                _mm512_shuffle_f64x2::<0xDD>(t[4], t[6]),
-                _mm512_shuffle_f64x2::<0xDD>(t[5], t[7]),
-            ];
-            let rows = [
-                _mm512_shuffle_f64x2::<0x88>(u[0], u[4]),
-                _mm512_shuffle_f64x2::<0x88>(u[1], u[5]),
-                _mm512_shuffle_f64x2::<0x88>(u[2], u[6]),
-                _mm512_shuffle_f64x2::<0x88>(u[3], u[7]),
-                _mm512_shuffle_f64x2::<0xDD>(u[0], u[4]),
-                _mm512_shuffle_f64x2::<0xDD>(u[1], u[5]),
-                _mm512_shuffle_f64x2::<0xDD>(u[2], u[6]),
-                _mm512_shuffle_f64x2::<0xDD>(u[3], u[7]),
-            ];
+            // 128-bit lanes (0, 2) (imm 0x88) or (1, 3) (0xDD) of two vectors.
+            let lanes = |even: bool, x: __m512d, y: __m512d| {
+                if even { _mm512_shuffle_f64x2::<0x88>(x, y) } else { _mm512_shuffle_f64x2::<0xDD>(x, y) }
+            };
+            // First rows {0, 4} / {1, 5} / {2, 6} / {3, 7} of columns 0–3
+            // (u[0..4]) and of columns 4–7 (u[4..8]), then each row whole.
+            let u: [__m512d; 8] = std::array::from_fn(|k| {
+                let (g, h) = (4 * (k / 4), k % 4);
+                lanes(h < 2, t[g + (h & 1)], t[g + 2 + (h & 1)])
+            });
+            let rows: [__m512d; 8] = std::array::from_fn(|q| lanes(q < 4, u[q % 4], u[q % 4 + 4]));
             for (q, &r) in rows.iter().enumerate() {
                 let at = dst.add((8 * b + q) * 8);
                 _mm512_storeu_pd(at, _mm512_add_pd(_mm512_loadu_pd(at), _mm512_mul_pd(a, r)));
