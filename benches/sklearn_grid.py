@@ -26,6 +26,14 @@ TEFM-G has no scikit-learn counterpart; its row compares `fit --map tefm-g
 --features l` (d = 4l) with kapprox's own `fit --map rff --features 4l` on the
 same files (issue 15, acceptance 4).
 
+A scikit-learn fit holds its whole feature matrix in memory (and `Ridge` a
+centred copy of it): at n = 581k and l = 4096 that is about 38 GB. A shape
+whose estimated peak (`sklearn_peak_bytes`) exceeds `--baseline-memory`
+(default: the memory the kernel reports available) gets no baseline fit; its
+row says so, with the estimate, instead of the child being killed halfway
+through a run of hours. A baseline child that fails for another reason is
+reported in its row the same way, and the run goes on.
+
 All ratios come from this one run; the CPU, its SIMD flags and the load
 average before and after are printed with them (the machines these run on are
 shared: compare within a run). With `--repeats N` each shape is fitted N times
@@ -77,6 +85,30 @@ def load():
         return " ".join(f"{v:.2f}" for v in os.getloadavg())
     except OSError:
         return "unknown"
+
+
+def available_memory():
+    """Bytes the kernel reports available (Linux `MemAvailable`), or None."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def sklearn_peak_bytes(n, p, l):
+    """Estimated peak of one scikit-learn fit (`sklearn_compare.sklearn_side`): the n x l
+    features and Ridge's centred copy of them, the test rows' features, the input columns
+    several times over (pandas, numpy, scaled), the l x l normal equations, and the interpreter
+    with its libraries. The measured peaks are in the JSON lines (`baseline_peak_gib`)."""
+    return 8 * (2 * n * l + n // 4 * l + 4 * n * (p + 1) + 2 * l * l) + (400 << 20)
+
+
+def gib(b):
+    return b / (1 << 30)
 
 
 def kx_fit(kx, train, model, kmap, l, sigma, task, seed, extra=()):
@@ -164,7 +196,13 @@ def run_grid(args, kx, work):
                     model = os.path.join(work, "model.safetensors")
                     baseline_model = os.path.join(work, "baseline.safetensors")
                     # The two sides alternate, `--repeats` times each; the table holds the medians.
-                    k_walls, b_walls = [], []
+                    k_walls, b_walls, peaks, skipped = [], [], [], None
+                    if kmap != "tefm-g":
+                        method = {"rff": "rff", "nystrom": "nystroem"}[kmap]
+                        need = sklearn_peak_bytes(n, args.input_features, l)
+                        if args.baseline_memory is not None and need > args.baseline_memory:
+                            skipped = (f"skipped: needs ≈ {gib(need):.1f} GiB, "
+                                       f"{gib(args.baseline_memory):.1f} GiB allowed")
                     for _ in range(args.repeats):
                         k_wall, k_fit = kx_fit(kx, train, model, kmap, l, sigma_given, task, args.seed)
                         k_walls.append(k_wall)
@@ -173,21 +211,33 @@ def run_grid(args, kx, work):
                         if kmap == "tefm-g":
                             b_wall, _ = kx_fit(kx, train, baseline_model, "rff", 4 * l, repr(sigma), task, args.seed)
                             b_walls.append(b_wall)
-                        else:
-                            method = {"rff": "rff", "nystrom": "nystroem"}[kmap]
-                            s_wall, s = sk_fit(train, test, method, l, sigma, alpha, task, args.seed)
+                        elif skipped is None:
+                            try:
+                                s_wall, s = sk_fit(train, test, method, l, sigma, alpha, task, args.seed)
+                            except subprocess.CalledProcessError as e:
+                                code = e.returncode
+                                skipped = f"failed: {f'killed by signal {-code}' if code < 0 else f'exit status {code}'}"
+                                continue
                             b_walls.append(s["seconds"]["fit_total"])
+                            peaks.append(s["peak_rss_bytes"])
                     k_test = kx_eval(kx, model, test)[metric]
                     r = {"n": rep["rows"], "task": task, "map": kmap, "l": l, "sigma": sigma, "alpha": alpha,
                          "kapprox_s": statistics.median(k_walls), "kapprox_runs": k_walls,
                          "kapprox_stages": rep["seconds"], "kapprox_test": k_test, "metric": metric,
-                         "baseline_s": statistics.median(b_walls), "baseline_runs": b_walls}
+                         "baseline_s": None, "baseline_runs": b_walls, "baseline_test": None, "ratio": None}
                     if kmap == "tefm-g":
                         r.update(baseline="kapprox rff 4l", baseline_test=kx_eval(kx, baseline_model, test)[metric])
                     else:
                         r.update(baseline={"rff": "RBFSampler", "nystroem": "Nystroem"}[method],
-                                 baseline_process_s=s_wall, baseline_test=s["test"][metric])
-                    r["ratio"] = r["baseline_s"] / r["kapprox_s"]
+                                 baseline_estimate_gib=round(gib(need), 2))
+                        if skipped:
+                            r["baseline_skipped"] = skipped
+                        else:
+                            r.update(baseline_process_s=s_wall, baseline_test=s["test"][metric],
+                                     baseline_peak_gib=round(gib(max(peaks)), 2))
+                    if b_walls and not skipped:
+                        r["baseline_s"] = statistics.median(b_walls)
+                        r["ratio"] = r["baseline_s"] / r["kapprox_s"]
                     rows.append(r)
                     print(json.dumps(r), flush=True)
                     if l in args.search and kmap in ("rff", "nystrom") and n in search_rows:
@@ -197,14 +247,23 @@ def run_grid(args, kx, work):
     return rows, searches
 
 
+def num(v, fmt):
+    return "—" if v is None else format(v, fmt)
+
+
+def baseline(r):
+    """The baseline's name, and why it has no time when it has none."""
+    return f"{r['baseline']} ({r['baseline_skipped']})" if "baseline_skipped" in r else r["baseline"]
+
+
 def table(rows):
     out = ["| n train | task | map | l | kapprox fit s (1 σ, 17 α) | baseline (1 σ, 1 α) | baseline s "
            "| ratio baseline/kapprox | test kapprox | test baseline |",
            "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        out.append(f"| {r['n']} | {r['task']} | {r['map']} | {r['l']} | {r['kapprox_s']:.2f} | {r['baseline']} "
-                   f"| {r['baseline_s']:.2f} | {r['ratio']:.2f} | {r['kapprox_test']:.4f} "
-                   f"| {r['baseline_test']:.4f} |")
+        out.append(f"| {r['n']} | {r['task']} | {r['map']} | {r['l']} | {r['kapprox_s']:.2f} | {baseline(r)} "
+                   f"| {num(r['baseline_s'], '.2f')} | {num(r['ratio'], '.2f')} | {r['kapprox_test']:.4f} "
+                   f"| {num(r['baseline_test'], '.4f')} |")
     return "\n".join(out)
 
 
@@ -225,7 +284,7 @@ def summary(rows, searches):
     for r in rows:
         grid = "1 σ, 17 α" if r["map"] == "tefm-g" else "1 σ, 1 α"
         out.append(f"| {r['n']} | {r['task']} | {r['map']} | {r['l']} | {r['kapprox_s']:.2f} (1 σ, 17 α) "
-                   f"| {r['baseline']} ({grid}) | {r['baseline_s']:.2f} | {r['ratio']:.2f} |")
+                   f"| {baseline(r)} ({grid}) | {num(r['baseline_s'], '.2f')} | {num(r['ratio'], '.2f')} |")
     for r in searches:
         out.append(f"| {r['n']} | {r['task']} | {r['map']} | {r['l']} | {r['kapprox_s']:.2f} ({r['grid']}) "
                    f"| scikit-learn search ({r['grid']}) | {r['baseline_s']:.2f} | {r['ratio']:.1f} |")
@@ -261,6 +320,9 @@ def main():
     p.add_argument("--tefm-max-l", type=int, default=1024,
                    help="largest l for TEFM-G rows (their baseline is kapprox RFF with 4l features)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--baseline-memory", type=float, default=None,
+                   help="GiB a scikit-learn fit may take; shapes estimated above it get no baseline (default: the "
+                        "memory available now)")
     p.add_argument("--repeats", type=int, default=1,
                    help="fits per side and shape, the sides alternating; the table holds the medians")
     p.add_argument("--kapprox", help="the kapprox binary (default: target/release/kapprox, built when missing)")
@@ -269,6 +331,12 @@ def main():
     args = p.parse_args()
     if args.repeats < 1:
         p.error("--repeats must be at least 1")
+    if args.baseline_memory is None:
+        args.baseline_memory = available_memory()
+    elif args.baseline_memory > 0:
+        args.baseline_memory *= 1 << 30
+    else:
+        p.error("--baseline-memory must be positive (GiB)")
     kx = sc.kapprox_bin(args.kapprox)
     cpu, before = cpu_line(), load()
     print(f"CPU: {cpu}; load average before: {before}", flush=True)
