@@ -251,9 +251,10 @@ def num(v, fmt):
     return "—" if v is None else format(v, fmt)
 
 
-def baseline(r):
-    """The baseline's name, and why it has no time when it has none."""
-    return f"{r['baseline']} ({r['baseline_skipped']})" if "baseline_skipped" in r else r["baseline"]
+def baseline(r, grid=None):
+    """The baseline's name, its grid, and why it has no time when it has none."""
+    notes = "; ".join(v for v in (grid, r.get("baseline_skipped")) if v)
+    return f"{r['baseline']} ({notes})" if notes else r["baseline"]
 
 
 def table(rows):
@@ -284,7 +285,7 @@ def summary(rows, searches):
     for r in rows:
         grid = "1 σ, 17 α" if r["map"] == "tefm-g" else "1 σ, 1 α"
         out.append(f"| {r['n']} | {r['task']} | {r['map']} | {r['l']} | {r['kapprox_s']:.2f} (1 σ, 17 α) "
-                   f"| {baseline(r)} ({grid}) | {num(r['baseline_s'], '.2f')} | {num(r['ratio'], '.2f')} |")
+                   f"| {baseline(r, grid)} | {num(r['baseline_s'], '.2f')} | {num(r['ratio'], '.2f')} |")
     for r in searches:
         out.append(f"| {r['n']} | {r['task']} | {r['map']} | {r['l']} | {r['kapprox_s']:.2f} ({r['grid']}) "
                    f"| scikit-learn search ({r['grid']}) | {r['baseline_s']:.2f} | {r['ratio']:.1f} |")
