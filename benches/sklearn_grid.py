@@ -32,7 +32,7 @@ whose estimated peak (`sklearn_peak_bytes`) exceeds `--baseline-memory`
 (default: the memory the kernel reports available) gets no baseline fit; its
 row says so, with the estimate, instead of the child being killed halfway
 through a run of hours. A baseline child that fails for another reason is
-reported in its row the same way, and the run goes on.
+reported in its row the same way, and the run goes on (both tables).
 
 All ratios come from this one run; the CPU, its SIMD flags and the load
 average before and after are printed with them (the machines these run on are
@@ -111,6 +111,19 @@ def gib(b):
     return b / (1 << 30)
 
 
+def guarded(args, need, run):
+    """Runs one scikit-learn child unless its estimated peak `need` (bytes) exceeds
+    `--baseline-memory`: returns `(run's result, None)`, or `(None, why)` when the child was
+    skipped or failed (a run of hours goes on; the row says why it has no baseline)."""
+    if args.baseline_memory is not None and need > args.baseline_memory:
+        return None, f"skipped: needs ≈ {gib(need):.1f} GiB, {gib(args.baseline_memory):.1f} GiB allowed"
+    try:
+        return run(), None
+    except subprocess.CalledProcessError as e:
+        code = e.returncode
+        return None, f"failed: {f'killed by signal {-code}' if code < 0 else f'exit status {code}'}"
+
+
 def kx_fit(kx, train, model, kmap, l, sigma, task, seed, extra=()):
     """`kapprox fit`; `sigma=None` leaves kapprox's default grid of bandwidths."""
     sigma_flag = [] if sigma is None else ["--sigma", str(sigma)]
@@ -150,12 +163,19 @@ def search_row(args, kx, work, train, test, n, task, kmap, l, metric):
     sigmas = [c["sigma"] for c in rep["candidates"]]
     alphas = [p["alpha"] for p in rep["candidates"][0]["curve"]]
     method = {"rff": "rff", "nystrom": "nystroem"}[kmap]
-    s_wall, s = sk_search(train, method, l, sigmas, alphas, task, args.seed)
+    # The search holds both parts' features and Ridge's copy of the larger: about one fit's peak.
+    need = sklearn_peak_bytes(n, args.input_features, l)
+    res, why = guarded(args, need, lambda: sk_search(train, method, l, sigmas, alphas, task, args.seed))
     r = {"n": rep["rows"], "task": task, "map": kmap, "l": l, "grid": f"{len(sigmas)} σ × {len(alphas)} α",
          "kapprox_s": k_wall, "kapprox_sigma": rep["sigma"], "kapprox_alpha": rep["alpha"],
-         "baseline_s": s["seconds"], "baseline_process_s": s_wall, "baseline_sigma": s["sigma"],
-         "baseline_alpha": s["alpha"]}
-    r["ratio"] = r["baseline_s"] / r["kapprox_s"]
+         "baseline_s": None, "baseline_sigma": None, "baseline_alpha": None, "ratio": None,
+         "baseline_estimate_gib": round(gib(need), 2)}
+    if res:
+        s_wall, s = res
+        r.update(baseline_s=s["seconds"], baseline_process_s=s_wall, baseline_sigma=s["sigma"],
+                 baseline_alpha=s["alpha"], ratio=s["seconds"] / k_wall)
+    else:
+        r["baseline_skipped"] = why
     print(json.dumps(r), flush=True)
     return r
 
@@ -200,9 +220,6 @@ def run_grid(args, kx, work):
                     if kmap != "tefm-g":
                         method = {"rff": "rff", "nystrom": "nystroem"}[kmap]
                         need = sklearn_peak_bytes(n, args.input_features, l)
-                        if args.baseline_memory is not None and need > args.baseline_memory:
-                            skipped = (f"skipped: needs ≈ {gib(need):.1f} GiB, "
-                                       f"{gib(args.baseline_memory):.1f} GiB allowed")
                     for _ in range(args.repeats):
                         k_wall, k_fit = kx_fit(kx, train, model, kmap, l, sigma_given, task, args.seed)
                         k_walls.append(k_wall)
@@ -212,14 +229,12 @@ def run_grid(args, kx, work):
                             b_wall, _ = kx_fit(kx, train, baseline_model, "rff", 4 * l, repr(sigma), task, args.seed)
                             b_walls.append(b_wall)
                         elif skipped is None:
-                            try:
-                                s_wall, s = sk_fit(train, test, method, l, sigma, alpha, task, args.seed)
-                            except subprocess.CalledProcessError as e:
-                                code = e.returncode
-                                skipped = f"failed: {f'killed by signal {-code}' if code < 0 else f'exit status {code}'}"
-                                continue
-                            b_walls.append(s["seconds"]["fit_total"])
-                            peaks.append(s["peak_rss_bytes"])
+                            res, skipped = guarded(
+                                args, need, lambda: sk_fit(train, test, method, l, sigma, alpha, task, args.seed))
+                            if res:
+                                s_wall, s = res
+                                b_walls.append(s["seconds"]["fit_total"])
+                                peaks.append(s["peak_rss_bytes"])
                     k_test = kx_eval(kx, model, test)[metric]
                     r = {"n": rep["rows"], "task": task, "map": kmap, "l": l, "sigma": sigma, "alpha": alpha,
                          "kapprox_s": statistics.median(k_walls), "kapprox_runs": k_walls,
@@ -273,9 +288,11 @@ def search_table(rows):
            "| σ, α scikit-learn |",
            "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
+        chosen = (r.get("baseline_skipped", "—") if r["baseline_sigma"] is None
+                  else f"{r['baseline_sigma']:.3g}, {r['baseline_alpha']:.3g}")
         out.append(f"| {r['n']} | {r['task']} | {r['map']} | {r['l']} | {r['grid']} | {r['kapprox_s']:.2f} "
-                   f"| {r['baseline_s']:.2f} | {r['ratio']:.1f} | {r['kapprox_sigma']:.3g}, {r['kapprox_alpha']:.3g} "
-                   f"| {r['baseline_sigma']:.3g}, {r['baseline_alpha']:.3g} |")
+                   f"| {num(r['baseline_s'], '.2f')} | {num(r['ratio'], '.1f')} "
+                   f"| {r['kapprox_sigma']:.3g}, {r['kapprox_alpha']:.3g} | {chosen} |")
     return "\n".join(out)
 
 
@@ -288,7 +305,8 @@ def summary(rows, searches):
                    f"| {baseline(r, grid)} | {num(r['baseline_s'], '.2f')} | {num(r['ratio'], '.2f')} |")
     for r in searches:
         out.append(f"| {r['n']} | {r['task']} | {r['map']} | {r['l']} | {r['kapprox_s']:.2f} ({r['grid']}) "
-                   f"| scikit-learn search ({r['grid']}) | {r['baseline_s']:.2f} | {r['ratio']:.1f} |")
+                   f"| {baseline(dict(r, baseline='scikit-learn search'), r['grid'])} | {num(r['baseline_s'], '.2f')} "
+                   f"| {num(r['ratio'], '.1f')} |")
     return "\n".join(out)
 
 
