@@ -120,8 +120,9 @@ def guarded(args, need, run):
     try:
         return run(), None
     except subprocess.CalledProcessError as e:
-        code = e.returncode
-        return None, f"failed: {f'killed by signal {-code}' if code < 0 else f'exit status {code}'}"
+        if e.returncode < 0:
+            return None, f"failed: killed by signal {-e.returncode}"
+        return None, f"failed: exit status {e.returncode}"
 
 
 def kx_fit(kx, train, model, kmap, l, sigma, task, seed, extra=()):
@@ -250,7 +251,7 @@ def run_grid(args, kx, work):
                         else:
                             r.update(baseline_process_s=s_wall, baseline_test=s["test"][metric],
                                      baseline_peak_gib=round(gib(max(peaks)), 2))
-                    if b_walls and not skipped:
+                    if not skipped:
                         r["baseline_s"] = statistics.median(b_walls)
                         r["ratio"] = r["baseline_s"] / r["kapprox_s"]
                     rows.append(r)
