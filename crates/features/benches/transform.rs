@@ -91,7 +91,14 @@ fn bench_fastfood_vs_dense(c: &mut Criterion) {
 }
 
 fn bench_kernel_blocks(c: &mut Criterion) {
-    let (n, m, d) = (512, 1024, 13);
+    // A PMLB-sized input dimension, and the bench data's (`kapprox generate`,
+    // 256 rows: one transform block of a pass).
+    for (n, m, d) in [(512, 1024, 13), (256, 1024, 100)] {
+        kernel_blocks(c, n, m, d);
+    }
+}
+
+fn kernel_blocks(c: &mut Criterion, n: usize, m: usize, d: usize) {
     let mut g = c.benchmark_group(format!("kernel_block_n{n}_m{m}_d{d}"));
     g.sample_size(10).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(3));
     g.throughput(Throughput::Elements((n * m) as u64));

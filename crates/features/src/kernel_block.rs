@@ -8,8 +8,9 @@
 //!   The expansion cancels for near points: the squared distance is
 //!   clamped at 0, and its absolute error is about
 //!   `ε·(‖x‖² + ‖p‖²)` (the tests bound it against the direct formula).
-//! - Laplacian and Cauchy: SIMD loops over the points stored transposed
-//!   (`kapprox_core::distance`), then the SIMD `exp` for the Laplacian.
+//! - Laplacian and Cauchy: SIMD loops over register tiles of rows ×
+//!   points, the points laid out in tiles (`kapprox_core::distance`), then
+//!   the SIMD `exp` for the Laplacian.
 //!
 //! No scalar transcendental function is called per entry, except for
 //! Matérn with a ν other than 1/2, 3/2, 5/2, whose correlation needs the
@@ -21,7 +22,7 @@ use kapprox_core::{Par, dense, distance, fastmath};
 use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis};
 
 /// A set of points prepared for kernel blocks: the points, their squared
-/// norms, and the points transposed.
+/// norms, and the points tiled for the distance loops.
 ///
 /// Memory: `2·m·d + m` doubles.
 #[derive(Clone, Debug)]
@@ -30,15 +31,15 @@ pub(crate) struct Points {
     points: Array2<f64>,
     /// `‖p_j‖²`.
     sq_norms: Array1<f64>,
-    /// `(d, m)`, standard layout.
-    transposed: Array2<f64>,
+    /// The points laid out for `kapprox_core::distance`.
+    tiled: distance::TiledPoints,
 }
 
 impl Points {
     pub(crate) fn new(points: Array2<f64>) -> Self {
         let sq_norms = points.map_axis(Axis(1), |r| r.dot(&r));
-        let transposed = points.t().as_standard_layout().into_owned();
-        Points { points, sq_norms, transposed }
+        let tiled = distance::TiledPoints::new(points.view());
+        Points { points, sq_norms, tiled }
     }
 
     /// The points, `(m, d)`.
@@ -69,6 +70,21 @@ fn with_slice(mut row: ArrayViewMut1<'_, f64>, scratch: &mut Vec<f64>, f: impl F
     }
 }
 
+/// Runs `f(x, out)` on `x`'s rows and `out` as contiguous row-major
+/// slices, through copies where they are not.
+fn with_block(x: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>, f: impl FnOnce(&[f64], &mut [f64])) {
+    let xs = x.as_standard_layout();
+    let xs = xs.as_slice().expect("standard layout");
+    match out.as_slice_mut() {
+        Some(o) => f(xs, o),
+        None => {
+            let mut o = Array2::zeros(out.raw_dim());
+            f(xs, o.as_slice_mut().expect("fresh array"));
+            out.assign(&o);
+        }
+    }
+}
+
 /// `out[i, j] = k(x_i, p_j)`; `out` has shape `(x.nrows(), p.len())`.
 ///
 /// Cost: `2·n·m·d` flops plus `n·m` exponentials (Gaussian, Laplacian,
@@ -76,7 +92,6 @@ fn with_slice(mut row: ArrayViewMut1<'_, f64>, scratch: &mut Vec<f64>, f: impl F
 pub(crate) fn kernel_block_into(kernel: &Kernel, x: ArrayView2<'_, f64>, p: &Points, mut out: ArrayViewMut2<'_, f64>) {
     debug_assert_eq!(out.dim(), (x.nrows(), p.len()));
     let mut scratch = Vec::new();
-    let mut xrow = Vec::new();
     match *kernel {
         Kernel::Gaussian { sigma } => {
             dense::matmul_into(out.view_mut(), x, p.points.t(), -2.0, false, Par::Seq);
@@ -105,25 +120,13 @@ pub(crate) fn kernel_block_into(kernel: &Kernel, x: ArrayView2<'_, f64>, p: &Poi
                 });
             }
         }
-        Kernel::Laplacian { sigma } => {
-            let pt = p.transposed.as_slice().expect("standard layout");
-            for (xr, row) in x.rows().into_iter().zip(out.rows_mut()) {
-                xrow.clear();
-                xrow.extend(xr.iter());
-                with_slice(row, &mut scratch, |v| {
-                    distance::l1_distances_into(&xrow, pt, v);
-                    v.iter_mut().for_each(|d| *d = -*d / sigma);
-                    fastmath::exp_in_place(v);
-                });
-            }
-        }
+        Kernel::Laplacian { sigma } => with_block(x, out, |xs, o| {
+            distance::l1_distances_into(xs, &p.tiled, o);
+            o.iter_mut().for_each(|d| *d = -*d / sigma);
+            fastmath::exp_in_place(o);
+        }),
         Kernel::Cauchy { sigma } => {
-            let pt = p.transposed.as_slice().expect("standard layout");
-            for (xr, row) in x.rows().into_iter().zip(out.rows_mut()) {
-                xrow.clear();
-                xrow.extend(xr.iter());
-                with_slice(row, &mut scratch, |v| distance::cauchy_products_into(&xrow, pt, 1.0 / sigma, v));
-            }
+            with_block(x, out, |xs, o| distance::cauchy_products_into(xs, &p.tiled, 1.0 / sigma, o))
         }
     }
 }
