@@ -201,9 +201,68 @@ multiversion! {
         for ((&x, inv), off) in row.iter().zip(inv_pitch.rows()).zip(offset.rows()) {
             let (inv, off) = (inv.as_slice().expect("standard layout"), off.as_slice().expect("standard layout"));
             for (((hp, &mul), &a), &b) in h.iter_mut().zip(muls).zip(inv).zip(off) {
-                let bin = (x * a - b).floor() as i64;
+                let bin = saturating_i64((x * a - b).floor());
                 *hp = hp.wrapping_mul(mul).wrapping_add(bin as u64);
             }
+        }
+    }
+}
+
+/// `v as i64` (saturating, NaN to 0) in a form that vectorises: the
+/// conversion of a value clamped into range, then the two cases the clamp
+/// changed. Rust's `as` lowered to a compare and branch per lane, which
+/// kept [`hash_row`] scalar (61 % of a binning fit's cycles at d = 100).
+#[inline(always)]
+fn saturating_i64(v: f64) -> i64 {
+    // −2⁶³ converts exactly; the largest double below 2⁶³ is 2⁶³ − 1024.
+    const LOW: f64 = -9_223_372_036_854_775_808.0;
+    const HIGH: f64 = 9_223_372_036_854_774_784.0;
+    // `max` takes LOW for NaN, so the argument is always in range (`clamp`
+    // would pass NaN through, and converting it unchecked is undefined).
+    #[allow(clippy::manual_clamp)]
+    let clamped = v.max(LOW).min(HIGH);
+    // SAFETY: `clamped` is finite and in [−2⁶³, 2⁶³ − 1024], which i64 holds.
+    let converted = unsafe { clamped.to_int_unchecked::<i64>() };
+    if v > HIGH {
+        i64::MAX
+    } else if v.is_nan() {
+        0
+    } else {
+        converted
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_vectorisable_conversion_is_rusts_saturating_cast() {
+        let two63 = 9_223_372_036_854_775_808.0f64;
+        let mut values = vec![
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            12345.0,
+            -98765.0,
+            1e18,
+            -1e18,
+            two63,
+            -two63,
+            two63 - 1024.0,
+            -two63 - 2048.0,
+            1e300,
+            -1e300,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            -f64::NAN,
+            f64::MIN_POSITIVE,
+        ];
+        values.extend((0..200).map(|i| ((i as f64 - 100.0) * 1.37e16).floor()));
+        for v in values {
+            assert_eq!(saturating_i64(v), v as i64, "{v:e}");
         }
     }
 }
