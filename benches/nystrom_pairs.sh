@@ -3,9 +3,10 @@
 # (issue 15: "a Nyström fit takes ≤ 1.5× the time of an RFF fit"): the
 # bench's data shape (30 081 training rows × 100 columns, `kapprox
 # generate` + `split` as in benches/sklearn_grid.py), `--sigma auto`, the
-# default 17 α; prints each pair's wall seconds and their ratio.
+# default 17 α; prints each pair's wall seconds and their ratio. KERNEL
+# (default gaussian) is both maps' `--kernel`.
 #
-#   benches/nystrom_pairs.sh [KAPPROX_BINARY] [PAIRS] [L] [WORK_DIR]
+#   benches/nystrom_pairs.sh [KAPPROX_BINARY] [PAIRS] [L] [WORK_DIR] [KERNEL]
 #
 # The machines are noisy: judge the ratio over the pairs, not one.
 set -euo pipefail
@@ -13,6 +14,7 @@ K=${1:-target/release/kapprox}
 PAIRS=${2:-3}
 L=${3:-4096}
 W=${4:-/tmp/kapprox-nystrom-pairs}
+KERNEL=${5:-gaussian}
 mkdir -p "$W"
 for task in regression classification; do
   classes=0
@@ -23,10 +25,10 @@ for task in regression classification; do
     rm -rf "$W/$task-all"
   fi
   for _ in $(seq "$PAIRS"); do
-    line="$task l=$L"
+    line="$task $KERNEL l=$L"
     for map in rff nystrom; do
       start=$(date +%s.%N)
-      "$K" -q fit --train "$W/$task-train" --out "$W/model.st" --overwrite --map $map --features "$L" \
+      "$K" -q fit --train "$W/$task-train" --out "$W/model.st" --overwrite --map $map --kernel "$KERNEL" --features "$L" \
         --sigma auto --task $task --seed 0 --label label > /dev/null 2> "$W/fit.log" || { cat "$W/fit.log"; exit 2; }
       end=$(date +%s.%N)
       secs=$(echo "$end - $start" | bc -l)
