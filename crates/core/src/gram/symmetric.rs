@@ -141,8 +141,13 @@ impl PackedSymmetric {
 
     /// Copies the block `rows × cols` into `out (rows.len(), cols.len())`.
     ///
-    /// Reads row `j` of the layout for column `j` of the block (the matrix
-    /// is symmetric), so a column-major `out` is written column by column.
+    /// Column `j` of the block is read from column `j` of the layout,
+    /// whose rows `rows` are one contiguous run of lines (`w` values
+    /// apart), and a column-major `out` is written column by column. The
+    /// mirror, row `j` of the layout, holds the same values but lies one
+    /// panel (`n·w` values) apart every `w` entries: at n = 8192 a new
+    /// page every 8 values, and the band reduction's panel copies took
+    /// 0.3 s of its 7.5 s that way.
     ///
     /// # Panics
     /// The ranges must lie inside the matrix and match `out`.
@@ -151,12 +156,11 @@ impl PackedSymmetric {
         assert!(rows.end <= self.n && cols.end <= self.n, "PackedSymmetric: block {rows:?} × {cols:?} of {}", self.n);
         assert_eq!(out.dim(), (rows.len(), cols.len()), "PackedSymmetric: output shape");
         let (w, stride) = (self.panel_width(), self.rows.panel_stride());
-        let (shift, mask) = (w.trailing_zeros(), w - 1);
         let data = self.rows.as_slice();
         for (j, mut col) in cols.zip(out.columns_mut()) {
-            let row = j * w;
+            let column = &data[(j / w) * stride + j % w..];
             for (i, o) in rows.clone().zip(col.iter_mut()) {
-                *o = data[(i >> shift) * stride + row + (i & mask)];
+                *o = column[i * w];
             }
         }
     }
