@@ -1,21 +1,28 @@
 //! Compiling one loop for several instruction sets.
 
-/// Defines a public slice function whose body is compiled for AVX-512,
-/// AVX2+FMA and the baseline, dispatched at run time.
+/// Defines a slice function whose body is compiled for AVX-512, AVX2+FMA
+/// and the baseline, dispatched at run time.
+///
+/// Exported for the other crates' hand-written numerics (hidden from the
+/// docs: not part of the library's interface). Rust never contracts a
+/// multiply and an add into an FMA, so a body's results are the same bits
+/// in every version.
+#[doc(hidden)]
+#[macro_export]
 macro_rules! multiversion {
-    ($(#[$meta:meta])* pub fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $body:block) => {
+    ($(#[$meta:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? $body:block) => {
         $(#[$meta])*
-        pub fn $name($($arg: $ty),*) {
+        $vis fn $name($($arg: $ty),*) $(-> $ret)? {
             #[inline(always)]
-            fn imp($($arg: $ty),*) $body
+            fn imp($($arg: $ty),*) $(-> $ret)? $body
             #[cfg(target_arch = "x86_64")]
             {
                 #[target_feature(enable = "avx512f")]
-                fn v4($($arg: $ty),*) {
+                fn v4($($arg: $ty),*) $(-> $ret)? {
                     imp($($arg),*)
                 }
                 #[target_feature(enable = "avx2,fma")]
-                fn v3($($arg: $ty),*) {
+                fn v3($($arg: $ty),*) $(-> $ret)? {
                     imp($($arg),*)
                 }
                 if std::is_x86_feature_detected!("avx512f") {

@@ -1,6 +1,6 @@
 //! One orthogonal reduction to band form serves every ridge penalty.
 //!
-//! `A = Q B Qᵀ` with `B` symmetric banded (half-bandwidth [`BAND`]) and `Q`
+//! `A = Q B Qᵀ` with `B` symmetric banded (half-bandwidth [`band_width`]) and `Q`
 //! a product of block Householder reflectors: the first stage of the
 //! two-stage symmetric eigensolvers (LAPACK's `sytrd_sy2sb`). Then
 //! `(A + αI)⁻¹ = Q (B + αI)⁻¹ Qᵀ` for every α, and `B + αI` is a band
@@ -29,18 +29,32 @@ use kapprox_core::gram::{PackedRows, PackedSymmetric, gram_par};
 use ndarray::{Array2, ArrayView2, ArrayViewMut2, ShapeBuilder, s};
 use std::ops::Range;
 
-/// Half-bandwidth of the reduced matrix: the panel width of the reduction.
-/// Wide enough that the rank-`2b` updates run at matrix–matrix speed,
-/// narrow enough that the per-α band Cholesky (`l b²`) stays negligible.
-pub(crate) const BAND: usize = 64;
+/// Half-bandwidth `b` of the reduced matrix of dimension `l`: the panel
+/// width of the reduction, 64 below `l = 4096`, then 64 more per 2048 up
+/// to 256 (a multiple of every kernel's panel width).
+///
+/// Why it grows: each panel reads the whole trailing matrix for `A₂₂V`
+/// and reads and writes it for the rank-`2b` update, `2b` flops per value
+/// moved, so a wider panel leans less on memory. At `l = 8192` (scratch
+/// timers, 2-core Xeon with AVX-512, one run each in alternation) the
+/// reduction took 8.0–8.8 s at `b = 64`, 7.0–7.6 at 128 and 6.5–7.2 at
+/// 256. What limits it: the per-α band Cholesky costs `l b²` (17 of them
+/// 0.08–0.12 s at `b = 64`, 0.42–0.44 at 256), and the panels' QRs and
+/// small products grow as `l² b`; `l / 32` keeps the grid's band
+/// Choleskys near 1 % of the reduction's `4/3 l³`.
+pub(crate) fn band_width(l: usize) -> usize {
+    64 * (l / 2048).clamp(1, 4)
+}
 
 /// `A = Q B Qᵀ`: the reflectors of `Q` and the band of `B`.
 #[derive(Clone, Debug)]
 pub(crate) struct BandReduction {
     l: usize,
+    /// The half-bandwidth `b`.
+    b: usize,
     /// One block reflector per panel.
     panels: Vec<Panel>,
-    /// `band[[j, r]] = B[j + r, j]`, `r = 0..=BAND`.
+    /// `band[[j, r]] = B[j + r, j]`, `r = 0..=b`.
     band: Array2<f64>,
 }
 
@@ -60,18 +74,26 @@ impl BandReduction {
     ///
     /// Cost: `4/3 l³` flops in matrix–matrix products (the Gram kernel's),
     /// plus `O(l² b)` in the panel QRs.
-    pub(crate) fn new(mut work: PackedSymmetric, par: Par) -> Self {
+    pub(crate) fn new(work: PackedSymmetric, par: Par) -> Self {
+        let b = band_width(work.dim());
+        Self::with_width(work, b, par)
+    }
+
+    /// [`BandReduction::new`] to half-bandwidth `b`, a multiple of the
+    /// layout's panel width.
+    fn with_width(mut work: PackedSymmetric, b: usize, par: Par) -> Self {
         let l = work.dim();
-        let mut band = Array2::zeros((l, BAND + 1));
+        debug_assert!(b > 0 && b.is_multiple_of(work.panel_width()));
+        let mut band = Array2::zeros((l, b + 1));
         let mut panels = Vec::new();
         let mut scratch = Scratch::new(work.simd());
         // The first panel's QR; each later one runs beside the previous
         // panel's update (see `reduce_panel`).
         let mut factored =
-            (BAND < l).then(|| factor_panel(panel_below(&work, 0..BAND), BAND, &mut scratch.v, &mut scratch.v_rows));
+            (b < l).then(|| factor_panel(panel_below(&work, 0..b), b, &mut scratch.v, &mut scratch.v_rows));
         let mut col = 0;
         while col < l {
-            let row = (col + BAND).min(l);
+            let row = (col + b).min(l);
             // The diagonal block is final once the previous panel updated it.
             let mut diag = Array2::zeros((row - col, row - col).f());
             work.copy_block(col..row, col..row, diag.view_mut());
@@ -81,7 +103,7 @@ impl BandReduction {
                 }
             }
             if let Some(f) = factored.take() {
-                let (p, next) = reduce_panel(&mut work, f, &mut scratch, par);
+                let (p, next) = reduce_panel(&mut work, f, b, &mut scratch, par);
                 // R (upper trapezoidal, kb × jb) is the block below the diagonal one.
                 let kb = p.t.nrows();
                 for c in 0..row - col {
@@ -94,7 +116,7 @@ impl BandReduction {
             }
             col = row;
         }
-        BandReduction { l, panels, band }
+        BandReduction { l, b, panels, band }
     }
 
     /// Dimension `l`.
@@ -153,7 +175,7 @@ impl BandReduction {
         let l = self.dim();
         let mut b = Array2::zeros((l, l).f());
         for j in 0..l {
-            for r in 0..=BAND.min(l - 1 - j) {
+            for r in 0..=self.b.min(l - 1 - j) {
                 b[[j + r, j]] = self.band[[j, r]];
                 b[[j, j + r]] = self.band[[j, r]];
             }
@@ -215,7 +237,13 @@ fn factor_panel(mut basis: Array2<f64>, row: usize, v: &mut Array2<f64>, v_rows:
 /// whose tasks the other threads take (and the QR's thread, once done).
 /// The QRs no longer leave a core idle, and every entry gets the same bits
 /// as from one whole update.
-fn reduce_panel(work: &mut PackedSymmetric, f: Panel, scratch: &mut Scratch, par: Par) -> (Panel, Option<Panel>) {
+fn reduce_panel(
+    work: &mut PackedSymmetric,
+    f: Panel,
+    b: usize,
+    scratch: &mut Scratch,
+    par: Par,
+) -> (Panel, Option<Panel>) {
     let l = work.dim();
     let row = f.row;
     let (n, kb) = (l - row, f.t.nrows());
@@ -247,7 +275,7 @@ fn reduce_panel(work: &mut PackedSymmetric, f: Panel, scratch: &mut Scratch, par
         rows.set_rows(0, first, None, gp);
         rows.set_rows(kb, second, None, gp);
     }
-    let next_row = (row + BAND).min(l);
+    let next_row = (row + b).min(l);
     if next_row == l {
         work.symmetric_update(row, wv, vw, -1.0, gram_par(par));
         return (f, None);
@@ -319,33 +347,20 @@ impl BandCholesky {
     /// index of the first non-positive pivot.
     ///
     /// Cost: `l b²` flops.
+    ///
+    /// Blocked by [`BAND_CHOLESKY_PANEL`] columns: a panel's columns are
+    /// factored one by one against each other, then their updates reach
+    /// each later column in one sweep ([`update_column`]). Every entry
+    /// still gets the column-by-column algorithm's subtractions, each a
+    /// rounded product subtracted in turn, in the same order (by source
+    /// column), so the factor has the same bits; but a target column is
+    /// loaded once per panel instead of once per source column. Column by
+    /// column, a factor at b = 128 ran at about 4 GFLOP/s, streaming the
+    /// `b²` window from L2 for every column.
     pub(crate) fn new(band: ArrayView2<'_, f64>, shift: f64) -> Result<Self, usize> {
-        let (n, w) = band.dim();
-        let bw = w - 1;
         let mut l = band.as_standard_layout().into_owned();
-        let data = l.as_slice_mut().expect("standard layout");
-        for j in 0..n {
-            let m = bw.min(n - 1 - j);
-            let (head, tail) = data.split_at_mut((j + 1) * w);
-            let col = &mut head[j * w..j * w + m + 1];
-            let d = col[0] + shift;
-            // Written so that NaN is refused too.
-            if d.is_nan() || d <= 0.0 {
-                return Err(j);
-            }
-            let s = d.sqrt();
-            col[0] = s;
-            col[1..].iter_mut().for_each(|v| *v /= s);
-            // Column j + c loses L[j+c.., j] · L[j+c, j]; in band storage
-            // its entries r − c = 0..=m − c are contiguous.
-            for c in 1..=m {
-                let lc = col[c];
-                let target = &mut tail[(c - 1) * w..(c - 1) * w + (m - c + 1)];
-                for (t, &v) in target.iter_mut().zip(&col[c..=m]) {
-                    *t -= v * lc;
-                }
-            }
-        }
+        let (n, w) = l.dim();
+        factor_band(l.as_slice_mut().expect("standard layout"), n, w, shift)?;
         Ok(BandCholesky { l })
     }
 
@@ -376,6 +391,110 @@ impl BandCholesky {
             }
             col.iter_mut().zip(&x).for_each(|(a, &b)| *a = b);
         }
+    }
+}
+
+kapprox_core::multiversion! {
+    /// [`BandCholesky::new`] in place on the band storage `data` (`n` rows
+    /// of `w` values), compiled for each instruction set: the baseline
+    /// build ran it two lanes wide.
+    fn factor_band(data: &mut [f64], n: usize, w: usize, shift: f64) -> Result<(), usize> {
+        let bw = w - 1;
+        let mut start = 0;
+        while start < n {
+            let end = (start + BAND_CHOLESKY_PANEL).min(n);
+            for j in start..end {
+                let m = bw.min(n - 1 - j);
+                let (head, tail) = data.split_at_mut((j + 1) * w);
+                let col = &mut head[j * w..j * w + m + 1];
+                let d = col[0] + shift;
+                // Written so that NaN is refused too.
+                if d.is_nan() || d <= 0.0 {
+                    return Err(j);
+                }
+                let s = d.sqrt();
+                col[0] = s;
+                col[1..].iter_mut().for_each(|v| *v /= s);
+                // Within the panel: column j + c loses L[j+c.., j] · L[j+c, j];
+                // in band storage its entries r − c = 0..=m − c are contiguous.
+                for c in 1..=m.min(end - 1 - j) {
+                    let lc = col[c];
+                    let target = &mut tail[(c - 1) * w..(c - 1) * w + (m - c + 1)];
+                    for (t, &v) in target.iter_mut().zip(&col[c..=m]) {
+                        *t -= v * lc;
+                    }
+                }
+            }
+            // The columns past the panel that it reaches.
+            let (done, rest) = data.split_at_mut(end * w);
+            let panel = &done[start * w..];
+            for t in end..n.min(end + bw) {
+                let target = &mut rest[(t - end) * w..(t - end + 1) * w];
+                update_column(panel, start, end, t, bw, n, target);
+            }
+            start = end;
+        }
+        Ok(())
+    }
+}
+
+/// Columns per panel of [`BandCholesky::new`].
+const BAND_CHOLESKY_PANEL: usize = 8;
+
+/// Column `t` of a band Cholesky factorisation (`target`, its band entries)
+/// loses the contributions `L[t.., j] · L[t, j]` of the factored columns
+/// `j ∈ first..end`, whose band entries are `panel[(j − first) w ..]`
+/// (`w = bw + 1`): each entry subtracts the rounded products in order of
+/// `j`, as the column-by-column algorithm does.
+#[inline(always)]
+fn update_column(panel: &[f64], first: usize, end: usize, t: usize, bw: usize, n: usize, target: &mut [f64]) {
+    let w = bw + 1;
+    // Column j reaches column t if t − j ≤ bw, and there its entries
+    // i = 0..=min(bw − (t − j), n − 1 − t); later columns reach further.
+    let lo = first.max(t.saturating_sub(bw));
+    let reach = |j: usize| (bw + j - t).min(n - 1 - t);
+    let column = |j: usize| &panel[(j - first) * w + (t - j)..(j - first) * w + w];
+    let common = reach(lo) + 1;
+    if end - lo == BAND_CHOLESKY_PANEL {
+        // Every column of the panel reaches the rows 0..common: one sweep,
+        // the eight multipliers in registers.
+        let [c0, c1, c2, c3, c4, c5, c6, c7]: [&[f64]; BAND_CHOLESKY_PANEL] =
+            std::array::from_fn(|k| &column(lo + k)[..common]);
+        let (l0, l1, l2, l3, l4, l5, l6, l7) = (c0[0], c1[0], c2[0], c3[0], c4[0], c5[0], c6[0], c7[0]);
+        let target = &mut target[..common];
+        // Equal lengths, stated so that the loop compiles without bounds
+        // checks (and vectorises).
+        let (c0, c1, c2, c3) = (&c0[..common], &c1[..common], &c2[..common], &c3[..common]);
+        let (c4, c5, c6, c7) = (&c4[..common], &c5[..common], &c6[..common], &c7[..common]);
+        for i in 0..common {
+            let mut acc = target[i];
+            acc -= c0[i] * l0;
+            acc -= c1[i] * l1;
+            acc -= c2[i] * l2;
+            acc -= c3[i] * l3;
+            acc -= c4[i] * l4;
+            acc -= c5[i] * l5;
+            acc -= c6[i] * l6;
+            acc -= c7[i] * l7;
+            target[i] = acc;
+        }
+    } else {
+        for j in lo..end {
+            let col = &column(j)[..common];
+            let lc = col[0];
+            for (out, &v) in target[..common].iter_mut().zip(col) {
+                *out -= v * lc;
+            }
+        }
+    }
+    // Rows past `common`: only the later columns reach them.
+    for i in common..=reach(end - 1) {
+        let mut acc = target[i];
+        for j in (t + i - bw).max(lo)..end {
+            let col = column(j);
+            acc -= col[i] * col[0];
+        }
+        target[i] = acc;
     }
 }
 
@@ -415,10 +534,16 @@ mod tests {
     }
 
     #[test]
+    fn band_width_grows_with_l_in_whole_panels() {
+        let widths: Vec<usize> = [1, 2047, 2048, 4095, 4096, 6144, 8192, 16384].map(band_width).to_vec();
+        assert_eq!(widths, [64, 64, 64, 64, 128, 192, 256, 256]);
+    }
+
+    #[test]
     fn reduction_is_orthogonal_and_reproduces_a() {
-        for l in [1, 5, BAND, BAND + 1, 2 * BAND + 17, 3 * BAND] {
+        for (l, bw) in [64, 128].into_iter().flat_map(|bw| [1, 5, bw, bw + 1, 2 * bw + 17, 3 * bw].map(|l| (l, bw))) {
             let a = spd(l, l as u64);
-            let red = BandReduction::new(PackedSymmetric::from_lower(a.view()), Par::Seq);
+            let red = BandReduction::with_width(PackedSymmetric::from_lower(a.view()), bw, Par::Seq);
             // Q B Qᵀ = A, with Q applied to the identity.
             let mut q = Array2::<f64>::eye(l);
             red.apply_q(q.view_mut(), Par::Seq);
@@ -436,7 +561,7 @@ mod tests {
             assert_eq!(b, b.t());
             for i in 0..l {
                 for j in 0..l {
-                    if i.abs_diff(j) > BAND {
+                    if i.abs_diff(j) > bw {
                         assert_eq!(b[[i, j]], 0.0);
                     }
                 }
@@ -446,11 +571,14 @@ mod tests {
 
     #[test]
     fn reduction_does_not_depend_on_the_thread_count() {
-        let l = 5 * BAND + 3;
+        let bw = 64;
+        let l = 5 * bw + 3;
         let a = spd(l, 9);
         let run = |threads: usize| {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-            pool.install(|| BandReduction::new(PackedSymmetric::from_lower(a.view()), kapprox_core::dense_par()))
+            pool.install(|| {
+                BandReduction::with_width(PackedSymmetric::from_lower(a.view()), bw, kapprox_core::dense_par())
+            })
         };
         let (one, two) = (run(1), run(2));
         assert!(one.band.iter().zip(two.band.iter()).all(|(x, y)| x.to_bits() == y.to_bits()));
@@ -461,7 +589,7 @@ mod tests {
 
     #[test]
     fn band_cholesky_solves_and_refuses_indefinite_shifts() {
-        let l = 2 * BAND + 9;
+        let l = 2 * 64 + 9;
         let a = spd(l, 3);
         let red = BandReduction::new(PackedSymmetric::from_lower(a.view()), Par::Seq);
         let y = Array2::from_shape_fn((l, 2), |(i, j)| (i * 3 + j) as f64 * 0.01 - 0.5);
@@ -476,5 +604,63 @@ mod tests {
         }
         let lambda_max = max_abs(&a) * l as f64;
         assert!(BandCholesky::new(red.band(), -lambda_max).is_err());
+    }
+
+    /// The column-by-column band Cholesky: each column's update applied to
+    /// every later column it reaches before the next column is factored.
+    fn column_by_column(band: ArrayView2<'_, f64>, shift: f64) -> Result<Array2<f64>, usize> {
+        let (n, w) = band.dim();
+        let mut l = band.to_owned();
+        for j in 0..n {
+            let m = (w - 1).min(n - 1 - j);
+            let d = l[[j, 0]] + shift;
+            if d.is_nan() || d <= 0.0 {
+                return Err(j);
+            }
+            let s = d.sqrt();
+            l[[j, 0]] = s;
+            for r in 1..=m {
+                l[[j, r]] /= s;
+            }
+            for c in 1..=m {
+                let lc = l[[j, c]];
+                for r in 0..=m - c {
+                    l[[j + c, r]] -= l[[j, c + r]] * lc;
+                }
+            }
+        }
+        Ok(l)
+    }
+
+    #[test]
+    fn blocked_band_cholesky_has_the_column_by_column_bits() {
+        let mut r = ChaCha8Rng::seed_from_u64(21);
+        // Bandwidths below, at and above the panel; sizes with partial
+        // panels, shorter than the band, and of one column.
+        for (n, bw) in [(1, 3), (5, 3), (7, 8), (40, 8), (61, 13), (100, 20), (300, 64), (77, 100)] {
+            let band = Array2::from_shape_fn((n, bw + 1), |(j, k)| {
+                if j + k >= n {
+                    0.0
+                } else if k == 0 {
+                    4.0 * bw as f64 + r.random_range(0.0..1.0)
+                } else {
+                    r.random_range(-1.0..1.0)
+                }
+            });
+            for shift in [0.0, 0.5] {
+                let want = column_by_column(band.view(), shift).unwrap();
+                let got = BandCholesky::new(band.view(), shift).unwrap().l;
+                assert!(
+                    want.iter().zip(got.iter()).all(|(a, b)| a.to_bits() == b.to_bits()),
+                    "n {n}, bw {bw}, shift {shift}"
+                );
+            }
+            // A zero diagonal entry: the pivot there is negative (or zero
+            // in the first column), and both stop at it.
+            let mut broken = band.clone();
+            broken[[n / 2, 0]] = 0.0;
+            assert_eq!(BandCholesky::new(broken.view(), 0.0).err(), Some(n / 2));
+            assert_eq!(column_by_column(broken.view(), 0.0).err(), Some(n / 2));
+        }
     }
 }

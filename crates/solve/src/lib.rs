@@ -32,7 +32,7 @@
 //!   reorthogonalisation), for `‖K − ZZᵀ‖₂ / ‖K‖₂`.
 //!
 //! Costs, in flops, for `l` features and `k` targets (independent of the
-//! number of rows; `b = 64` the band width): a Cholesky fit `l³/3 + 2l²k`;
+//! number of rows; `b` the band width, 64 to 256 as `l` grows): a Cholesky fit `l³/3 + 2l²k`;
 //! an α path `4/3 l³` once (all matrix–matrix products) and
 //! `l b² + 4 l b k + 8 l² k` per α; hold-out selection one path; k-fold CV
 //! one path per fold. The table of alternatives (an eigendecomposition,

@@ -27,8 +27,9 @@ use std::sync::OnceLock;
 ///
 /// # Cost, and why a band reduction
 ///
-/// For `l` features, `k` targets and a grid of `g` penalties (`b = 64`
-/// the band width), in flops:
+/// For `l` features, `k` targets and a grid of `g` penalties (`b` the
+/// half-bandwidth: 64 up to `l = 4095`, then growing to 256 at `l = 8192`,
+/// see `band::band_width`), in flops:
 ///
 /// | method | once | per α | `l = 8192, k = 1, g = 17` |
 /// | --- | --- | --- | --- |
@@ -199,7 +200,7 @@ impl AlphaPath {
 
     /// The coefficients `W(α)`, shape `(l, k)`.
     ///
-    /// Cost: `l b² + 4 l b k + 4 l² k` flops (`b = 64`).
+    /// Cost: `l b² + 4 l b k + 4 l² k` flops (`b` the half-bandwidth).
     ///
     /// # Errors
     /// [`SolveError::InvalidAlpha`] for a negative or non-finite `α`;

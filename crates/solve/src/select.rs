@@ -142,8 +142,8 @@ fn check_grid(alphas: &[f64]) -> Result<()> {
 /// train on `train`, score each α on `val`.
 ///
 /// Cost: one band reduction (`4/3 l³`) plus `|alphas| · (l b² + 8 l² k)`
-/// flops (`b = 64`);
-/// no pass over the data.
+/// flops (`b` the band width, see [`AlphaPath`](crate::AlphaPath)); no
+/// pass over the data.
 ///
 /// # Errors
 /// See [`RidgeValidParams::holdout`].
@@ -211,7 +211,8 @@ impl RidgeValidParams {
     /// statistics, every α scored on the validation statistics (uses
     /// `fit_intercept` and `rcond`; `alpha` and `fallback` are ignored).
     ///
-    /// Cost: `4/3 l³ + |alphas| · (l b² + 8 l² k)` flops (`b = 64`); no
+    /// Cost: `4/3 l³ + |alphas| · (l b² + 8 l² k)` flops (`b` the band
+    /// width, see [`AlphaPath`](crate::AlphaPath)); no
     /// pass over the data.
     ///
     /// # Errors
