@@ -348,15 +348,15 @@ impl BandCholesky {
     ///
     /// Cost: `l b²` flops.
     ///
-    /// Blocked by [`BAND_CHOLESKY_PANEL`] columns: a panel's columns are
-    /// factored one by one against each other, then their updates reach
-    /// each later column in one sweep ([`update_column`]). Every entry
-    /// still gets the column-by-column algorithm's subtractions, each a
-    /// rounded product subtracted in turn, in the same order (by source
-    /// column), so the factor has the same bits; but a target column is
-    /// loaded once per panel instead of once per source column. Column by
-    /// column, a factor at b = 128 ran at about 4 GFLOP/s, streaming the
-    /// `b²` window from L2 for every column.
+    /// Blocked by [`BAND_CHOLESKY_PANEL`] columns from `b = 192` on: a
+    /// panel's columns are factored one by one against each other, then
+    /// their updates reach each later column in one sweep
+    /// ([`update_column`]). Every entry still gets the column-by-column
+    /// algorithm's subtractions, each a rounded product subtracted in turn,
+    /// in the same order (by source column), so the factor has the same
+    /// bits; but a target column is loaded once per panel instead of once
+    /// per source column: column by column, the `b²` window streams from L2
+    /// for every column once it outgrows L1 (timings in `factor_band`).
     pub(crate) fn new(band: ArrayView2<'_, f64>, shift: f64) -> Result<Self, usize> {
         let mut l = band.as_standard_layout().into_owned();
         let (n, w) = l.dim();
@@ -400,9 +400,18 @@ kapprox_core::multiversion! {
     /// build ran it two lanes wide.
     fn factor_band(data: &mut [f64], n: usize, w: usize, shift: f64) -> Result<(), usize> {
         let bw = w - 1;
+        // Bands below 192 one column at a time (one panel of all `n`
+        // columns is the column-by-column algorithm): their window stays in
+        // L1 or L2, and a column's independent updates keep pace with the
+        // panel sweep's chains of eight dependent subtractions. A one-off
+        // timer at l = 8192, alternating the two in one process while other
+        // jobs ran, each run the median of 7: at b = 64 blocked 10–22 ms
+        // against 5–18 (5 runs); at 128 faster in 6 of 11 runs; at 256 in
+        // 11 of 11 (median run 67 against 88 ms).
+        let width = if bw >= 192 { BAND_CHOLESKY_PANEL } else { n };
         let mut start = 0;
         while start < n {
-            let end = (start + BAND_CHOLESKY_PANEL).min(n);
+            let end = (start + width).min(n);
             for j in start..end {
                 let m = bw.min(n - 1 - j);
                 let (head, tail) = data.split_at_mut((j + 1) * w);
@@ -453,19 +462,22 @@ fn update_column(panel: &[f64], first: usize, end: usize, t: usize, bw: usize, n
     // i = 0..=min(bw − (t − j), n − 1 − t); later columns reach further.
     let lo = first.max(t.saturating_sub(bw));
     let reach = |j: usize| (bw + j - t).min(n - 1 - t);
-    let column = |j: usize| &panel[(j - first) * w + (t - j)..(j - first) * w + w];
+    // The reaching columns from row t on, and their multipliers L[t, j].
+    let k = end - lo;
+    let mut cols: [&[f64]; BAND_CHOLESKY_PANEL] = [&[]; BAND_CHOLESKY_PANEL];
+    for (q, col) in cols[..k].iter_mut().enumerate() {
+        let j = lo + q;
+        *col = &panel[(j - first) * w + (t - j)..(j - first) * w + w];
+    }
+    let lcs: [f64; BAND_CHOLESKY_PANEL] = std::array::from_fn(|q| if q < k { cols[q][0] } else { 0.0 });
     let common = reach(lo) + 1;
-    if end - lo == BAND_CHOLESKY_PANEL {
+    if k == BAND_CHOLESKY_PANEL {
         // Every column of the panel reaches the rows 0..common: one sweep,
-        // the eight multipliers in registers.
-        let [c0, c1, c2, c3, c4, c5, c6, c7]: [&[f64]; BAND_CHOLESKY_PANEL] =
-            std::array::from_fn(|k| &column(lo + k)[..common]);
-        let (l0, l1, l2, l3, l4, l5, l6, l7) = (c0[0], c1[0], c2[0], c3[0], c4[0], c5[0], c6[0], c7[0]);
+        // the eight multipliers in registers. Equal lengths, stated so that
+        // the loop compiles without bounds checks (and vectorises).
+        let [c0, c1, c2, c3, c4, c5, c6, c7] = cols.map(|c| &c[..common]);
+        let [l0, l1, l2, l3, l4, l5, l6, l7] = lcs;
         let target = &mut target[..common];
-        // Equal lengths, stated so that the loop compiles without bounds
-        // checks (and vectorises).
-        let (c0, c1, c2, c3) = (&c0[..common], &c1[..common], &c2[..common], &c3[..common]);
-        let (c4, c5, c6, c7) = (&c4[..common], &c5[..common], &c6[..common], &c7[..common]);
         for i in 0..common {
             let mut acc = target[i];
             acc -= c0[i] * l0;
@@ -479,20 +491,18 @@ fn update_column(panel: &[f64], first: usize, end: usize, t: usize, bw: usize, n
             target[i] = acc;
         }
     } else {
-        for j in lo..end {
-            let col = &column(j)[..common];
-            let lc = col[0];
-            for (out, &v) in target[..common].iter_mut().zip(col) {
+        for (col, &lc) in cols[..k].iter().zip(&lcs) {
+            for (out, &v) in target[..common].iter_mut().zip(&col[..common]) {
                 *out -= v * lc;
             }
         }
     }
-    // Rows past `common`: only the later columns reach them.
+    // Rows past `common`: only the later columns reach them (row i from
+    // column t + i − bw on).
     for i in common..=reach(end - 1) {
         let mut acc = target[i];
-        for j in (t + i - bw).max(lo)..end {
-            let col = column(j);
-            acc -= col[i] * col[0];
+        for q in (t + i - bw - lo)..k {
+            acc -= cols[q][i] * lcs[q];
         }
         target[i] = acc;
     }
@@ -635,9 +645,23 @@ mod tests {
     #[test]
     fn blocked_band_cholesky_has_the_column_by_column_bits() {
         let mut r = ChaCha8Rng::seed_from_u64(21);
-        // Bandwidths below, at and above the panel; sizes with partial
-        // panels, shorter than the band, and of one column.
-        for (n, bw) in [(1, 3), (5, 3), (7, 8), (40, 8), (61, 13), (100, 20), (300, 64), (77, 100)] {
+        // Sizes with partial panels, shorter than the band, and of one
+        // column.
+        for (n, bw) in [
+            (1, 3),
+            (5, 3),
+            (40, 8),
+            (300, 64),
+            (77, 100),
+            // Blocked from b = 192 on: whole and partial panels, bands
+            // wider than the matrix.
+            (300, 128),
+            (601, 193),
+            (700, 256),
+            (150, 200),
+            (5, 230),
+            (1, 192),
+        ] {
             let band = Array2::from_shape_fn((n, bw + 1), |(j, k)| {
                 if j + k >= n {
                     0.0
