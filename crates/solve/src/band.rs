@@ -39,9 +39,10 @@ use std::ops::Range;
 /// timers, 2-core Xeon with AVX-512, one run each in alternation) the
 /// reduction took 8.0–8.8 s at `b = 64`, 7.0–7.6 at 128 and 6.5–7.2 at
 /// 256. What limits it: the per-α band Cholesky costs `l b²` (17 of them
-/// 0.08–0.12 s at `b = 64`, 0.42–0.44 at 256), and the panels' QRs and
-/// small products grow as `l² b`; `l / 32` keeps the grid's band
-/// Choleskys near 1 % of the reduction's `4/3 l³`.
+/// 0.08–0.12 s at `b = 64`, 0.42–0.44 at 256 before it was blocked; see
+/// `band_cholesky`), and the panels' QRs and small products grow as
+/// `l² b`; `l / 32` keeps the grid's band Choleskys near 1 % of the
+/// reduction's `4/3 l³`.
 pub(crate) fn band_width(l: usize) -> usize {
     64 * (l / 2048).clamp(1, 4)
 }
@@ -336,178 +337,6 @@ impl Scratch {
     }
 }
 
-/// The Cholesky factor of a shifted band matrix, in the same band layout.
-#[derive(Clone, Debug)]
-pub(crate) struct BandCholesky {
-    l: Array2<f64>,
-}
-
-impl BandCholesky {
-    /// Factors `B + shift·I` (`band[[j, r]] = B[j + r, j]`), or returns the
-    /// index of the first non-positive pivot.
-    ///
-    /// Cost: `l b²` flops.
-    ///
-    /// Blocked by [`BAND_CHOLESKY_PANEL`] columns from `b = 192` on: a
-    /// panel's columns are factored one by one against each other, then
-    /// their updates reach each later column in one sweep
-    /// ([`update_column`]). Every entry still gets the column-by-column
-    /// algorithm's subtractions, each a rounded product subtracted in turn,
-    /// in the same order (by source column), so the factor has the same
-    /// bits; but a target column is loaded once per panel instead of once
-    /// per source column: column by column, the `b²` window streams from L2
-    /// for every column once it outgrows L1 (timings in `factor_band`).
-    pub(crate) fn new(band: ArrayView2<'_, f64>, shift: f64) -> Result<Self, usize> {
-        let mut l = band.as_standard_layout().into_owned();
-        let (n, w) = l.dim();
-        factor_band(l.as_slice_mut().expect("standard layout"), n, w, shift)?;
-        Ok(BandCholesky { l })
-    }
-
-    /// Solves `L Lᵀ x = y` in place for every column of `y (l, k)`.
-    ///
-    /// Cost: `4 l b k` flops.
-    pub(crate) fn solve_in_place(&self, mut y: ArrayViewMut2<'_, f64>) {
-        let (n, w) = self.l.dim();
-        let bw = w - 1;
-        let data = self.l.as_slice().expect("standard layout");
-        let mut x = vec![0.0; n];
-        for mut col in y.columns_mut() {
-            x.iter_mut().zip(col.iter()).for_each(|(a, &b)| *a = b);
-            for j in 0..n {
-                let m = bw.min(n - 1 - j);
-                let lj = &data[j * w..j * w + m + 1];
-                let v = x[j] / lj[0];
-                x[j] = v;
-                for (t, &c) in x[j + 1..j + 1 + m].iter_mut().zip(&lj[1..]) {
-                    *t -= c * v;
-                }
-            }
-            for j in (0..n).rev() {
-                let m = bw.min(n - 1 - j);
-                let lj = &data[j * w..j * w + m + 1];
-                let dot: f64 = x[j + 1..j + 1 + m].iter().zip(&lj[1..]).map(|(a, b)| a * b).sum();
-                x[j] = (x[j] - dot) / lj[0];
-            }
-            col.iter_mut().zip(&x).for_each(|(a, &b)| *a = b);
-        }
-    }
-}
-
-kapprox_core::multiversion! {
-    /// [`BandCholesky::new`] in place on the band storage `data` (`n` rows
-    /// of `w` values), compiled for each instruction set: the baseline
-    /// build ran it two lanes wide.
-    fn factor_band(data: &mut [f64], n: usize, w: usize, shift: f64) -> Result<(), usize> {
-        let bw = w - 1;
-        // Bands below 192 one column at a time (one panel of all `n`
-        // columns is the column-by-column algorithm): their window stays in
-        // L1 or L2, and a column's independent updates keep pace with the
-        // panel sweep's chains of eight dependent subtractions. A one-off
-        // timer at l = 8192, alternating the two in one process while other
-        // jobs ran, each run the median of 7: at b = 64 blocked 10–22 ms
-        // against 5–18 (5 runs); at 128 faster in 6 of 11 runs; at 256 in
-        // 11 of 11 (median run 67 against 88 ms).
-        let width = if bw >= 192 { BAND_CHOLESKY_PANEL } else { n };
-        let mut start = 0;
-        while start < n {
-            let end = (start + width).min(n);
-            for j in start..end {
-                let m = bw.min(n - 1 - j);
-                let (head, tail) = data.split_at_mut((j + 1) * w);
-                let col = &mut head[j * w..j * w + m + 1];
-                let d = col[0] + shift;
-                // Written so that NaN is refused too.
-                if d.is_nan() || d <= 0.0 {
-                    return Err(j);
-                }
-                let s = d.sqrt();
-                col[0] = s;
-                col[1..].iter_mut().for_each(|v| *v /= s);
-                // Within the panel: column j + c loses L[j+c.., j] · L[j+c, j];
-                // in band storage its entries r − c = 0..=m − c are contiguous.
-                for c in 1..=m.min(end - 1 - j) {
-                    let lc = col[c];
-                    let target = &mut tail[(c - 1) * w..(c - 1) * w + (m - c + 1)];
-                    for (t, &v) in target.iter_mut().zip(&col[c..=m]) {
-                        *t -= v * lc;
-                    }
-                }
-            }
-            // The columns past the panel that it reaches.
-            let (done, rest) = data.split_at_mut(end * w);
-            let panel = &done[start * w..];
-            for t in end..n.min(end + bw) {
-                let target = &mut rest[(t - end) * w..(t - end + 1) * w];
-                update_column(panel, start, end, t, bw, n, target);
-            }
-            start = end;
-        }
-        Ok(())
-    }
-}
-
-/// Columns per panel of [`BandCholesky::new`].
-const BAND_CHOLESKY_PANEL: usize = 8;
-
-/// Column `t` of a band Cholesky factorisation (`target`, its band entries)
-/// loses the contributions `L[t.., j] · L[t, j]` of the factored columns
-/// `j ∈ first..end`, whose band entries are `panel[(j − first) w ..]`
-/// (`w = bw + 1`): each entry subtracts the rounded products in order of
-/// `j`, as the column-by-column algorithm does.
-#[inline(always)]
-fn update_column(panel: &[f64], first: usize, end: usize, t: usize, bw: usize, n: usize, target: &mut [f64]) {
-    let w = bw + 1;
-    // Column j reaches column t if t − j ≤ bw, and there its entries
-    // i = 0..=min(bw − (t − j), n − 1 − t); later columns reach further.
-    let lo = first.max(t.saturating_sub(bw));
-    let reach = |j: usize| (bw + j - t).min(n - 1 - t);
-    // The reaching columns from row t on, and their multipliers L[t, j].
-    let k = end - lo;
-    let mut cols: [&[f64]; BAND_CHOLESKY_PANEL] = [&[]; BAND_CHOLESKY_PANEL];
-    for (q, col) in cols[..k].iter_mut().enumerate() {
-        let j = lo + q;
-        *col = &panel[(j - first) * w + (t - j)..(j - first) * w + w];
-    }
-    let lcs: [f64; BAND_CHOLESKY_PANEL] = std::array::from_fn(|q| if q < k { cols[q][0] } else { 0.0 });
-    let common = reach(lo) + 1;
-    if k == BAND_CHOLESKY_PANEL {
-        // Every column of the panel reaches the rows 0..common: one sweep,
-        // the eight multipliers in registers. Equal lengths, stated so that
-        // the loop compiles without bounds checks (and vectorises).
-        let [c0, c1, c2, c3, c4, c5, c6, c7] = cols.map(|c| &c[..common]);
-        let [l0, l1, l2, l3, l4, l5, l6, l7] = lcs;
-        let target = &mut target[..common];
-        for i in 0..common {
-            let mut acc = target[i];
-            acc -= c0[i] * l0;
-            acc -= c1[i] * l1;
-            acc -= c2[i] * l2;
-            acc -= c3[i] * l3;
-            acc -= c4[i] * l4;
-            acc -= c5[i] * l5;
-            acc -= c6[i] * l6;
-            acc -= c7[i] * l7;
-            target[i] = acc;
-        }
-    } else {
-        for (col, &lc) in cols[..k].iter().zip(&lcs) {
-            for (out, &v) in target[..common].iter_mut().zip(&col[..common]) {
-                *out -= v * lc;
-            }
-        }
-    }
-    // Rows past `common`: only the later columns reach them (row i from
-    // column t + i − bw on).
-    for i in common..=reach(end - 1) {
-        let mut acc = target[i];
-        for q in (t + i - bw - lo)..k {
-            acc -= cols[q][i] * lcs[q];
-        }
-        target[i] = acc;
-    }
-}
-
 /// `out = B x` for the symmetric band matrix `band` and vectors `x (l, k)`.
 ///
 /// Cost: `4 l b k` flops.
@@ -530,6 +359,7 @@ pub(crate) fn band_matvec(band: ArrayView2<'_, f64>, x: ArrayView2<'_, f64>, mut
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::band_cholesky::BandCholesky;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
@@ -614,77 +444,5 @@ mod tests {
         }
         let lambda_max = max_abs(&a) * l as f64;
         assert!(BandCholesky::new(red.band(), -lambda_max).is_err());
-    }
-
-    /// The column-by-column band Cholesky: each column's update applied to
-    /// every later column it reaches before the next column is factored.
-    fn column_by_column(band: ArrayView2<'_, f64>, shift: f64) -> Result<Array2<f64>, usize> {
-        let (n, w) = band.dim();
-        let mut l = band.to_owned();
-        for j in 0..n {
-            let m = (w - 1).min(n - 1 - j);
-            let d = l[[j, 0]] + shift;
-            if d.is_nan() || d <= 0.0 {
-                return Err(j);
-            }
-            let s = d.sqrt();
-            l[[j, 0]] = s;
-            for r in 1..=m {
-                l[[j, r]] /= s;
-            }
-            for c in 1..=m {
-                let lc = l[[j, c]];
-                for r in 0..=m - c {
-                    l[[j + c, r]] -= l[[j, c + r]] * lc;
-                }
-            }
-        }
-        Ok(l)
-    }
-
-    #[test]
-    fn blocked_band_cholesky_has_the_column_by_column_bits() {
-        let mut r = ChaCha8Rng::seed_from_u64(21);
-        // Sizes with partial panels, shorter than the band, and of one
-        // column.
-        for (n, bw) in [
-            (1, 3),
-            (5, 3),
-            (40, 8),
-            (300, 64),
-            (77, 100),
-            // Blocked from b = 192 on: whole and partial panels, bands
-            // wider than the matrix.
-            (300, 128),
-            (601, 193),
-            (700, 256),
-            (150, 200),
-            (5, 230),
-            (1, 192),
-        ] {
-            let band = Array2::from_shape_fn((n, bw + 1), |(j, k)| {
-                if j + k >= n {
-                    0.0
-                } else if k == 0 {
-                    4.0 * bw as f64 + r.random_range(0.0..1.0)
-                } else {
-                    r.random_range(-1.0..1.0)
-                }
-            });
-            for shift in [0.0, 0.5] {
-                let want = column_by_column(band.view(), shift).unwrap();
-                let got = BandCholesky::new(band.view(), shift).unwrap().l;
-                assert!(
-                    want.iter().zip(got.iter()).all(|(a, b)| a.to_bits() == b.to_bits()),
-                    "n {n}, bw {bw}, shift {shift}"
-                );
-            }
-            // A zero diagonal entry: the pivot there is negative (or zero
-            // in the first column), and both stop at it.
-            let mut broken = band.clone();
-            broken[[n / 2, 0]] = 0.0;
-            assert_eq!(BandCholesky::new(broken.view(), 0.0).err(), Some(n / 2));
-            assert_eq!(column_by_column(broken.view(), 0.0).err(), Some(n / 2));
-        }
     }
 }

@@ -71,6 +71,7 @@
 //! ```
 
 mod band;
+mod band_cholesky;
 mod classify;
 mod error;
 mod krr;

@@ -1,6 +1,7 @@
 //! The ridge α path: one orthogonal reduction to band form serves every α.
 
-use crate::band::{BandCholesky, BandReduction, band_matvec};
+use crate::band::{BandReduction, band_matvec};
+use crate::band_cholesky::BandCholesky;
 use crate::error::{Result, SolveError, check_alpha, check_dim, check_finite, lower_is_finite, no_rows};
 use crate::ridge::{Normal, PackedNormal, RidgeModel, RidgeSolution, RidgeValidParams, check_rcond, default_rcond};
 use crate::select::SelectionReport;
