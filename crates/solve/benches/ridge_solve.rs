@@ -9,6 +9,10 @@
 //!   plus the final Cholesky refit on all rows — everything `fit` does
 //!   after its pass;
 //! - `cholesky/l`: one dense Cholesky fit (the final refit alone);
+//! - `grid_17/l`: the 17-point grid given the reduction
+//!   (`AlphaPath::select`: a band Cholesky and solve per α, `Q` applied to
+//!   the grid's coefficients, the held-out products), i.e. `select_17`
+//!   without the reduction and the refit;
 //! - `eigh/l` and `cholesky_17/l` (up to `l = 2048`): the alternatives, an
 //!   eigendecomposition (the path before issue 15) and a Cholesky per α;
 //! - `pass_block/l`: one 512-row block of the `Moments` update, from which
@@ -84,6 +88,17 @@ fn bench(c: &mut Criterion) {
                 Ridge::params().with_alpha(r.best_alpha).check().unwrap().fit_model(&total).unwrap();
             })
         });
+        let path = kapprox_solve::AlphaPath::from_moments(&train, true).unwrap();
+        let band = path.half_bandwidth() as f64;
+        let (lf, grid) = (l as f64, alphas.len() as f64);
+        // Per α: the band Cholesky, its solve, `Q` and the held-out Gram.
+        let grid_flops = grid * (lf * band * band + 4.0 * lf * band + 6.0 * lf * lf);
+        g.bench_function(BenchmarkId::new("grid_17", l), |b| {
+            support::timed(b, &format!("grid_17 l={l}"), grid_flops, threads, || {
+                path.select(&val, &alphas).unwrap();
+            })
+        });
+        drop(path);
         g.bench_function(BenchmarkId::new("cholesky", l), |b| {
             support::timed(b, &format!("cholesky l={l}"), l3 / 3.0, threads, || {
                 Ridge::params().with_alpha(alphas[8]).check().unwrap().fit_model(&total).unwrap();

@@ -179,6 +179,12 @@ impl AlphaPath {
         self.qtb.ncols()
     }
 
+    /// The half-bandwidth `b` of the reduced matrix: each α's band
+    /// Cholesky costs `l b²` flops.
+    pub fn half_bandwidth(&self) -> usize {
+        self.reduction.band().ncols() - 1
+    }
+
     /// The eigenvalues of `A`, ascending.
     ///
     /// Cost: an eigendecomposition of the band matrix (`≈ 9 l³` flops) on
