@@ -7,6 +7,11 @@
 //! `b` columns after the block is one product `P Pᵀ` (`P` the block's
 //! rows below it, `b × BLOCK`), which runs in faer's matrix product instead
 //! of `b` separate sweeps over a `b`-long window per column.
+//!
+//! Each factorisation runs on one thread (the α of a grid are factored in
+//! parallel), so its bits do not depend on the thread count. faer picks its
+//! product's kernel by the CPU, so, as with the reduction's faer products,
+//! they may differ between instruction sets.
 
 use faer::linalg::matmul::triangular::{BlockStructure, matmul};
 use faer::{Accum, Par};
@@ -27,7 +32,7 @@ const BLOCK: usize = 16;
 /// The Cholesky factor of a shifted band matrix, in the same band layout.
 #[derive(Clone, Debug)]
 pub(crate) struct BandCholesky {
-    pub(crate) l: Array2<f64>,
+    l: Array2<f64>,
 }
 
 impl BandCholesky {
@@ -53,9 +58,8 @@ impl BandCholesky {
         let data = self.l.as_slice().expect("standard layout");
         let k = y.ncols();
         let mut x = vec![0.0; n * k];
-        for (mut col, xc) in y.columns_mut().into_iter().zip(x.chunks_exact_mut(n.max(1))) {
+        for (col, xc) in y.columns().into_iter().zip(x.chunks_exact_mut(n.max(1))) {
             xc.iter_mut().zip(col.iter()).for_each(|(a, &b)| *a = b);
-            let _ = &mut col;
         }
         substitute(data, n, w, &mut x);
         for (mut col, xc) in y.columns_mut().into_iter().zip(x.chunks_exact(n.max(1))) {
@@ -94,8 +98,7 @@ kapprox_core::multiversion! {
 }
 
 /// `Σ aᵢ bᵢ` in eight interleaved partial sums, added in a fixed order:
-/// vectorises, where one running sum is a chain of dependent additions
-/// (the backward substitution's `b`-long dots were most of a solve).
+/// vectorises, where one running sum is a chain of dependent additions.
 #[inline(always)]
 fn dot(a: &[f64], b: &[f64]) -> f64 {
     let mut acc = [0.0; 8];
