@@ -299,19 +299,7 @@ impl Moments {
     pub fn merge(&mut self, other: &Moments) {
         assert_eq!((self.n_features, self.n_targets), (other.n_features, other.n_targets), "merge: shapes differ");
         self.flush();
-        // On every core: at l = 8192 the two Grams are 537 MB each and the
-        // sum is bound by memory traffic, which one core may not saturate.
-        // On the 2-core development VM it made no measurable difference
-        // (summing the parts before `kapprox fit`'s refit: 0.06–0.10 s for
-        // regression, 0.23 s for classification). Element by element, so
-        // the bits do not depend on the split.
-        let large = self.gram.len() >= 1 << 16;
-        let sum = ndarray::Zip::from(&mut self.gram).and(&other.gram);
-        if large {
-            sum.par_for_each(|a, &b| *a += b);
-        } else {
-            sum.for_each(|a, &b| *a += b);
-        }
+        self.gram += &other.gram;
         if let Some(p) = other.pending.as_ref().filter(|p| !p.is_empty()) {
             syrk_lower_add(self.gram.view_mut(), p, 1.0, self.par);
         }
