@@ -89,13 +89,21 @@ fn advise_huge_pages(start: *mut std::ffi::c_void, bytes: usize) {
     if bytes < HUGE_PAGE_BYTES {
         return;
     }
-    let first = (start as usize).next_multiple_of(PAGE);
-    let end = (start as usize + bytes) / PAGE * PAGE;
+    // The pages that cover the allocation, partial ones included: for an
+    // allocation the allocator mapped on its own (every one this large),
+    // that is its whole mapping, which the advice then leaves in one
+    // piece. Advising only the whole pages inside split the mapping in
+    // three, and `realloc` (`mremap`) cannot grow a split mapping: it
+    // fell back to copying, 0.35 s for 538 MB on the 2-core Xeon VM.
+    let first = (start as usize) / PAGE * PAGE;
+    let end = (start as usize + bytes).next_multiple_of(PAGE);
     if end > first {
-        // SAFETY: the range lies inside a live allocation this function's
-        // caller owns; MADV_HUGEPAGE changes how the pages are backed, never
-        // their contents, and an error (no THP support) leaves them as they
-        // were.
+        // SAFETY: the range covers a live allocation this function's caller
+        // owns, and at most parts of the two pages at its ends beyond it,
+        // which are mapped memory of this process (an unmapped part makes
+        // the call fail, which changes nothing). MADV_HUGEPAGE changes how
+        // pages are backed, never their contents, and an error (no THP
+        // support) leaves them as they were.
         let _ = unsafe { rustix::mm::madvise(first as *mut _, end - first, rustix::mm::Advice::LinuxHugepage) };
     }
 }
