@@ -40,7 +40,8 @@ use crate::dense::symmetrize_from_lower;
 use crate::gram::{Element, PackedRows, syrk_lower_add};
 use crate::sparse::SparseRowsView;
 use faer::Par;
-use ndarray::{Array1, Array2, ArrayView2, s};
+use ndarray::parallel::prelude::*;
+use ndarray::{Array1, Array2, ArrayView2, Axis, s};
 
 /// Rows per accumulation block. Fixed, because the summation order (and so
 /// the bitwise result) depends on it. A block's products are summed in
@@ -120,7 +121,9 @@ impl Moments {
         if !gram.t().is_standard_layout() {
             return Moments::from_augmented_gram(n_features, n_targets, gram.view());
         }
-        for (j, mut col) in gram.columns_mut().into_iter().enumerate() {
+        // On every core: at l = 8192 one core took 0.055 s to read the
+        // 268 MB above the diagonal.
+        gram.axis_iter_mut(Axis(1)).into_par_iter().enumerate().for_each(|(j, mut col)| {
             // Test before writing: an untouched page of a fresh zeroed
             // array is only read, not faulted in as a private copy.
             for v in col.slice_mut(s![..j]) {
@@ -128,7 +131,7 @@ impl Moments {
                     *v = 0.0;
                 }
             }
-        }
+        });
         let mut m = Moments::new(0, 0);
         m.n_features = n_features;
         m.n_targets = n_targets;
@@ -344,6 +347,15 @@ impl Moments {
     pub fn augmented_gram(&self) -> ArrayView2<'_, f64> {
         self.assert_flushed();
         self.gram.view()
+    }
+
+    /// The augmented Gram of [`Moments::augmented_gram`], by value (the
+    /// accumulator's own storage, column-major, flushed first): for a
+    /// caller that builds a larger matrix in the same memory instead of a
+    /// fresh buffer.
+    pub fn into_augmented_gram(mut self) -> Array2<f64> {
+        self.flush();
+        self.gram
     }
 
     /// Number of rows seen.

@@ -90,7 +90,7 @@ impl Acc {
                 m.flush();
                 m
             }
-            Acc::Classification(mut m) => m.to_moments(classes),
+            Acc::Classification(m) => m.into_moments(classes),
         }
     }
 
