@@ -224,7 +224,22 @@ impl ClassMoments {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ndarray::array;
+
+    /// `got` against the statistics of `z` with explicit ±1 targets, one
+    /// per class of `classes`.
+    fn assert_matches_explicit_targets(got: &Moments, z: &Array2<f64>, labels: &Array1<f64>, classes: &[f64]) {
+        let y = Array2::from_shape_fn(
+            (z.nrows(), classes.len()),
+            |(i, c)| {
+                if labels[i] == classes[c] { 1.0 } else { -1.0 }
+            },
+        );
+        let mut want = Moments::new(z.ncols(), classes.len());
+        want.update(z.view(), y.view());
+        want.flush();
+        let d = &got.augmented_gram() - &want.augmented_gram();
+        assert!(d.iter().all(|v| v.abs() < 1e-9), "{d}");
+    }
 
     #[test]
     fn equals_moments_of_explicit_pm1_targets() {
@@ -234,14 +249,7 @@ mod tests {
         cm.update(z.view(), labels.view());
         let classes = vec![-1.0, 3.0, 7.5, 9.0];
         assert_eq!(cm.classes(), vec![-1.0, 3.0, 7.5]);
-        let got = cm.clone().into_moments(&classes);
-        let y = Array2::from_shape_fn((700, 4), |(i, c)| if labels[i] == classes[c] { 1.0 } else { -1.0 });
-        let mut want = Moments::new(4, 4);
-        want.update(z.view(), y.view());
-        want.flush();
-        let d = &got.augmented_gram() - &want.augmented_gram();
-        assert!(d.iter().all(|v| v.abs() < 1e-9), "{d}");
-        let _ = array![1.0];
+        assert_matches_explicit_targets(&cm.into_moments(&classes), &z, &labels, &classes);
     }
 
     /// More classes than feature columns: the Gram grows to more than
@@ -253,13 +261,7 @@ mod tests {
         let mut cm = ClassMoments::new(1);
         cm.update(z.view(), labels.view());
         let classes: Vec<f64> = (0..7).map(f64::from).collect();
-        let got = cm.into_moments(&classes);
-        let y = Array2::from_shape_fn((90, 7), |(i, c)| if labels[i] == classes[c] { 1.0 } else { -1.0 });
-        let mut want = Moments::new(1, 7);
-        want.update(z.view(), y.view());
-        want.flush();
-        let d = &got.augmented_gram() - &want.augmented_gram();
-        assert!(d.iter().all(|v| v.abs() < 1e-9), "{d}");
+        assert_matches_explicit_targets(&cm.into_moments(&classes), &z, &labels, &classes);
     }
 
     #[test]
