@@ -182,8 +182,8 @@ impl ClassMoments {
         };
         let per: Vec<(Array1<f64>, f64)> = classes
             .iter()
-            .map(|&c| match self.sums.remove(&LabelKey::of(c)) {
-                Some((_, s, nc)) => (s, nc),
+            .map(|&c| match self.sums.get(&LabelKey::of(c)) {
+                Some((_, s, nc)) => (s.clone(), *nc),
                 None => (Array1::zeros(l), 0.0),
             })
             .collect();
