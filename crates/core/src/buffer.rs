@@ -94,7 +94,8 @@ fn advise_huge_pages(start: *mut std::ffi::c_void, bytes: usize) {
     // that is its whole mapping, which the advice then leaves in one
     // piece. Advising only the whole pages inside split the mapping in
     // three, and `realloc` (`mremap`) cannot grow a split mapping: it
-    // fell back to copying, 0.35 s for 538 MB on the 2-core Xeon VM.
+    // fell back to copying (0.33-0.42 s for 537 MB on the 2-core Xeon VM,
+    // a scratch harness; 5 ms with the mapping whole).
     let first = (start as usize) / PAGE * PAGE;
     let end = (start as usize + bytes).next_multiple_of(PAGE);
     if end > first {
