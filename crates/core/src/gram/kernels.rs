@@ -227,9 +227,9 @@ pub(crate) unsafe fn avx2_f32(ops: Operands<f32>, tile: &mut [f32; MAX_TILE]) {
 /// was best in `f32` (144 → 165) and in `AᵀB` (103 → 118). The same
 /// prefetch in the AVX2 kernel was slower (47 → 46 and 52 → 48 GFLOP/s on
 /// that Xeon), and on a 2-core AMD EPYC (Zen 3) at 8, 16 and 32 rows
-/// ahead (`syrk_lower_add` on 2 threads, alternating in one process:
-/// 51.4 → 45.0 GFLOP/s at l = 1024, 59.7 → 51.9 at 4096), so the AVX2
-/// kernels have none. A prefetch of an address past the panel's end does
+/// ahead (a one-off harness, `syrk_lower_add` on 2 threads alternating in
+/// one process; 8 rows ahead: 51.4 → 45.0 GFLOP/s at l = 1024, 59.7 →
+/// 51.9 at 4096), so the AVX2 kernels have none. A prefetch of an address past the panel's end does
 /// not fault; it only fetches a line unused.
 #[cfg(target_arch = "x86_64")]
 const PREFETCH_ROWS: usize = 16;
