@@ -171,7 +171,12 @@ fn fitted_files() -> (Vec<u8>, Vec<u8>) {
     use kapprox::distributed::ShardSelection;
     use kapprox::distributed::files::part_bytes;
     use kapprox::distributed::part::{part_job, run_part};
-    let tmp = std::env::temp_dir().join(format!("kapprox-fuzz-fit-{}", std::process::id()));
+    // One directory per call: tests in one process build seeds on several
+    // threads at once, and a name from the process id alone let one call's
+    // clean-up delete another's dataset mid-fit ("seed dataset: NotFound").
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = std::env::temp_dir().join(format!("kapprox-fuzz-fit-{}-{call}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     let names = vec!["a".to_string(), "b".to_string(), "c".to_string()];
     let mut w = DatasetWriter::create(tmp.join("ds"), &names, Some("y"), 20, false).expect("seed dataset");
