@@ -171,13 +171,8 @@ fn fitted_files() -> (Vec<u8>, Vec<u8>) {
     use kapprox::distributed::ShardSelection;
     use kapprox::distributed::files::part_bytes;
     use kapprox::distributed::part::{part_job, run_part};
-    // One directory per call: tests in one process build seeds on several
-    // threads at once, and a name from the process id alone let one call's
-    // clean-up delete another's dataset mid-fit ("seed dataset: NotFound").
-    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let tmp = std::env::temp_dir().join(format!("kapprox-fuzz-fit-{}-{call}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
+    let dir = seed_dir();
+    let tmp = dir.path();
     let names = vec!["a".to_string(), "b".to_string(), "c".to_string()];
     let mut w = DatasetWriter::create(tmp.join("ds"), &names, Some("y"), 20, false).expect("seed dataset");
     let x = ndarray::Array2::from_shape_fn((60, 3), |(i, j)| ((i * 7 + j * 3) % 11) as f64 * 0.3 - 1.0);
@@ -192,9 +187,15 @@ fn fitted_files() -> (Vec<u8>, Vec<u8>) {
     let (mut job, after) = part_job(&cfg, None).expect("seed job");
     let sel = ShardSelection::parse_part("1/2").expect("part");
     let (doc, state) = run_part(&mut job, after, &sel, &kapprox::Silent).expect("seed part");
-    let files = (model.to_bytes().expect("model bytes"), part_bytes(doc, state).expect("part bytes"));
-    let _ = std::fs::remove_dir_all(&tmp);
-    files
+    (model.to_bytes().expect("model bytes"), part_bytes(doc, state).expect("part bytes"))
+}
+
+/// A fresh directory to build seed files in, removed when dropped (on a
+/// panic too). Tests build seeds on several threads of one process at
+/// once: a name from the process id alone let one builder's clean-up
+/// delete another's dataset mid-fit ("seed dataset: NotFound").
+fn seed_dir() -> tempfile::TempDir {
+    tempfile::Builder::new().prefix("kapprox-fuzz-seeds-").tempdir().expect("temporary directory")
 }
 
 fn model_seeds() -> Vec<Vec<u8>> {
@@ -266,9 +267,8 @@ fn idx_seeds() -> Vec<Vec<u8>> {
 /// statistics in the footer, one row group) and a file of mixed types
 /// with nulls and several row groups.
 fn parquet_seeds() -> Vec<Vec<u8>> {
-    let tmp = std::env::temp_dir().join(format!("kapprox-fuzz-seeds-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp).expect("temporary directory");
+    let dir = seed_dir();
+    let tmp = dir.path();
     let names = vec!["a".to_string(), "b".to_string()];
     let mut w = DatasetWriter::create(tmp.join("ds"), &names, Some("y"), 1000, false).expect("seed dataset");
     let x = ndarray::Array2::from_shape_fn((12, 2), |(i, j)| (i * 3 + j) as f64 * 0.5 - 2.0);
@@ -297,6 +297,5 @@ fn parquet_seeds() -> Vec<Vec<u8>> {
     w.write(&RecordBatch::try_new(schema, columns).expect("seed batch")).expect("seed batch");
     w.finish().expect("seed file");
     let mixed = std::fs::read(&path).expect("seed file");
-    let _ = std::fs::remove_dir_all(&tmp);
     vec![converted, mixed]
 }
