@@ -1,29 +1,42 @@
 #!/bin/bash
-# One `kapprox fit` command run by two builds in alternation (OLD, NEW,
+# One `kapprox fit` command run by two sides in alternation (OLD, NEW,
 # OLD, NEW, ...): each run's seconds from its --json report (the whole
-# fit, its pass and its solve, and solve / pass), the medians, and whether
-# the two builds wrote byte-identical model files.
+# fit, its pass and its solve, and solve / pass), the medians, each pair's
+# NEW / OLD fit time with their median, and whether the two sides wrote
+# byte-identical model files.
 # For a change to one stage on a noisy host, alternation is what makes
 # two builds comparable.
 #
-#   benches/build_pairs.sh OLD_BINARY NEW_BINARY PAIRS FIT_ARGS...
+#   [OLD_ARGS=...] [NEW_ARGS=...] benches/build_pairs.sh OLD_BINARY NEW_BINARY PAIRS FIT_ARGS...
 #
 # FIT_ARGS are `fit`'s arguments without --out and --json, e.g.
 #   benches/build_pairs.sh old/kapprox target/release/kapprox 5 --train DIR --label label \
 #     --map binning --kernel laplacian --features 1024 --sigma 10 --task classification
+# OLD_ARGS and NEW_ARGS (split on spaces) are appended to one side's
+# arguments, so one binary can time two methods on the same data and grid,
+# e.g. issue 15's item 4 (TEFM-G with l = 1024, d = 4l, against RFF with 4l):
+#   OLD_ARGS="--map rff --features 4096" NEW_ARGS="--map tefm-g --features 1024" \
+#     benches/build_pairs.sh target/release/kapprox target/release/kapprox 5 \
+#     --train DIR --label label --sigma auto --seed 0 --task regression
 set -euo pipefail
 OLD=$1
 NEW=$2
 PAIRS=$3
 shift 3
+read -r -a old_args <<< "${OLD_ARGS:-}"
+read -r -a new_args <<< "${NEW_ARGS:-}"
 W=$(mktemp -d /tmp/kapprox-build-pairs.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 same=yes
 for _ in $(seq "$PAIRS"); do
   for side in old new; do
     bin=$OLD
-    [ "$side" = new ] && bin=$NEW
-    "$bin" -q fit "$@" --out "$W/model-$side" --overwrite --json > "$W/report.json"
+    side_args=("${old_args[@]}")
+    if [ "$side" = new ]; then
+      bin=$NEW
+      side_args=("${new_args[@]}")
+    fi
+    "$bin" -q fit "$@" "${side_args[@]}" --out "$W/model-$side" --overwrite --json > "$W/report.json"
     python3 -c 'import json, sys
 s = json.load(open(sys.argv[1]))["report"]["seconds"]
 print(s["total"], s["pass"], s["solve"])' "$W/report.json" >> "$W/seconds-$side"
@@ -39,4 +52,9 @@ for name, s in columns.items():
     print(f"{sys.argv[2]} {name}: " + " ".join(f"{v:.3f}" for v in s) + f"  median {statistics.median(s):.3f}")' \
     "$W/seconds-$side" "$side"
 done
+python3 -c 'import statistics, sys
+old, new = ([float(line.split()[0]) for line in open(p)] for p in sys.argv[1:3])
+r = [n / o for o, n in zip(old, new)]
+print("new/old fit: " + " ".join(f"{v:.3f}" for v in r) + f"  median {statistics.median(r):.3f}")' \
+  "$W/seconds-old" "$W/seconds-new"
 echo "identical model files: $same"
