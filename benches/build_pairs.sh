@@ -14,10 +14,11 @@
 #     --map binning --kernel laplacian --features 1024 --sigma 10 --task classification
 # OLD_ARGS and NEW_ARGS (split on spaces) are appended to one side's
 # arguments, so one binary can time two methods on the same data and grid,
-# e.g. issue 15's item 4 (TEFM-G with l = 1024, d = 4l, against RFF with 4l):
+# e.g. issue 15's item 4 (TEFM-G with l = 1024, d = 4l, against RFF with 4l,
+# on the default grid of 4 σ × 17 α):
 #   OLD_ARGS="--map rff --features 4096" NEW_ARGS="--map tefm-g --features 1024" \
 #     benches/build_pairs.sh target/release/kapprox target/release/kapprox 5 \
-#     --train DIR --label label --sigma auto --seed 0 --task regression
+#     --train DIR --label label --seed 0 --task regression
 set -euo pipefail
 OLD=$1
 NEW=$2
