@@ -16,8 +16,8 @@ pub(crate) struct OverwriteArg {
 /// `--keep`): the same values and default.
 #[derive(Debug, Args, Clone)]
 pub(crate) struct CompressionArg {
-    /// Compression of the written Parquet files: none, snappy, lz4, gzip[:LEVEL],
-    /// zstd[:LEVEL] or brotli[:LEVEL].
+    /// Compression of the written Parquet files: none, snappy, lz4, gzip, zstd or brotli, the
+    /// last three with an optional level, as in zstd:3.
     #[arg(long, default_value = "zstd:1", value_name = "CODEC")]
     pub(crate) compression: String,
 }

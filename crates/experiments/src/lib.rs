@@ -17,7 +17,7 @@
 //!
 //! # Bandwidth protocol
 //! Unless `--sigma` is given, σ is chosen once per dataset and kernel: `fit`
-//! with random Fourier features and the candidates [`SIGMA_GRID`]
+//! with random Fourier features and the candidates [`SIGMA_GRID`](sweep::SIGMA_GRID)
 //! (`fit`'s default `auto*0.5, auto, auto*2, auto*4` and `auto*8`, chosen
 //! on a 20 % validation split).
 //! Every method then approximates that one kernel, as in the papers; the

@@ -33,8 +33,8 @@ pub(crate) struct OutputArgs {
     /// globs, comma-separated or repeated.
     #[arg(long, value_delimiter = ',', value_name = "COLS")]
     pub(crate) keep: Vec<String>,
-    /// Compression of the written Parquet files: none, snappy, lz4, gzip[:LEVEL],
-    /// zstd[:LEVEL] or brotli[:LEVEL]. Default: zstd:1 for predictions, none for features
+    /// Compression of the written Parquet files: none, snappy, lz4, gzip, zstd or brotli, the
+    /// last three with an optional level, as in zstd:3. Default: zstd:1 for predictions, none for features
     /// (random features are incompressible: zstd saves about 5 % of the file and holds
     /// about 88 KiB of writer state per feature column).
     #[arg(long, value_name = "CODEC")]

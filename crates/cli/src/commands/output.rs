@@ -11,7 +11,7 @@
 //! removes what it left). Commands obtain the staged location before any
 //! work, so a refused output costs nothing.
 //!
-//! Writes to stdout go through [`line`]: a closed pipe ends the command
+//! Writes to stdout go through [`line()`]: a closed pipe ends the command
 //! quietly with exit 0 (see `main`), any other failure (a full disk) is an
 //! error instead of a panic.
 

@@ -4,7 +4,7 @@
 //! recursively, Hive partitions understood, `_`/`.` names ignored; see
 //! [`discover`]), or the same in object storage (`s3://bucket/prefix`; see
 //! [`store`](crate::store)). Shards may have their columns in different
-//! orders and of different widths of the same kind (see [`schema`]).
+//! orders and of different widths of the same kind (see the private module `schema`).
 
 pub mod discover;
 pub(crate) mod footer;

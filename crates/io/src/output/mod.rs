@@ -16,7 +16,7 @@
 //!   [`StagedOutput::commit`] only when complete. Readers of the target see
 //!   nothing, or the old output, or the whole new one; never a part.
 //!   Replacing uses `renameat2(RENAME_EXCHANGE)` on Linux, so the old output
-//!   is swapped out in one step (fallback: see [`place`]). Dropping a
+//!   is swapped out in one step (fallback: see the private module `place`). Dropping a
 //!   staged output without committing (an error, a panic) removes the
 //!   staging area.
 //! - **Concurrent runs** on one target each write their own staging area:
@@ -24,7 +24,7 @@
 //!   with [`IoError::OutputRaced`]; with `overwrite` each commit replaces
 //!   the output whole, so the last one wins.
 //! - **Crashes clean up after themselves.** A killed run leaves only its
-//!   staging area, whose lock file records the run (see [`owner`]); the next
+//!   staging area, whose lock file records the run (see the private module `owner`); the next
 //!   run on the same target removes the areas of runs that are provably
 //!   dead, the fixed-name temporaries of earlier versions (`.<name>.tmp`),
 //!   and `.<name>.XXXXXX.tmp` files older than

@@ -100,7 +100,7 @@ impl ExactSizeIterator for RowIdIter<'_> {}
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct Chunk {
-    /// Index of the shard in [`Dataset::shards`].
+    /// Index of the shard in [`Dataset::shards`](crate::Dataset::shards).
     pub shard: usize,
     /// Global row id of the first source row of the cell (which may itself
     /// have been skipped).
