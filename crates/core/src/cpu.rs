@@ -92,6 +92,35 @@ pub fn brand() -> Option<String> {
     }
 }
 
+/// The size in bytes of the last-level cache that the first CPU shares
+/// with the others, from Linux's sysfs (`None` elsewhere, or if it is not
+/// reported). On a virtual machine this is the host's cache, which other
+/// tenants share too.
+pub fn last_level_cache_bytes() -> Option<usize> {
+    let dir = std::path::Path::new("/sys/devices/system/cpu/cpu0/cache");
+    let mut best: Option<(u32, usize)> = None;
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let read = |name: &str| std::fs::read_to_string(entry.path().join(name)).ok();
+        let (Some(level), Some(kind), Some(size)) = (read("level"), read("type"), read("size")) else { continue };
+        let (Ok(level), Some(bytes)) = (level.trim().parse::<u32>(), parse_cache_size(size.trim())) else { continue };
+        if kind.trim() != "Instruction" && best.is_none_or(|(l, _)| level > l) {
+            best = Some((level, bytes));
+        }
+    }
+    best.map(|(_, bytes)| bytes)
+}
+
+/// `"32768K"`, `"32M"` or `"4096"` (bytes) as bytes.
+fn parse_cache_size(s: &str) -> Option<usize> {
+    let (digits, unit) = match s.as_bytes().last()? {
+        b'K' => (&s[..s.len() - 1], 1 << 10),
+        b'M' => (&s[..s.len() - 1], 1 << 20),
+        b'G' => (&s[..s.len() - 1], 1 << 30),
+        _ => (s, 1),
+    };
+    digits.parse::<usize>().ok()?.checked_mul(unit)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,5 +131,18 @@ mod tests {
         assert!(s.is_available());
         assert!(Simd::Portable.is_available());
         assert!(s.f64_lanes() >= 1);
+    }
+
+    #[test]
+    fn cache_sizes_parse_in_sysfs_units() {
+        assert_eq!(parse_cache_size("32768K"), Some(32 << 20));
+        assert_eq!(parse_cache_size("300M"), Some(300 << 20));
+        assert_eq!(parse_cache_size("4096"), Some(4096));
+        assert_eq!(parse_cache_size("K"), None);
+        assert_eq!(parse_cache_size(""), None);
+        assert_eq!(parse_cache_size("99999999999999999999G"), None);
+        if let Some(bytes) = last_level_cache_bytes() {
+            assert!(bytes >= 1 << 16, "{bytes} bytes");
+        }
     }
 }

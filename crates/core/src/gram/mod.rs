@@ -42,6 +42,7 @@
 mod kernels;
 mod pack;
 mod symmetric;
+mod write_back;
 
 pub use pack::{Element, Microkernel, PackedRows};
 pub use symmetric::PackedSymmetric;
@@ -52,6 +53,7 @@ use kernels::{MAX_TILE, Operands};
 use ndarray::ArrayViewMut2;
 use rayon::prelude::*;
 use std::ops::Range;
+use write_back::{prefetch_tile, whole_tile};
 
 /// Rows of `C` per task block (rounded to whole tiles).
 const MC: usize = 96;
@@ -178,6 +180,54 @@ pub enum Triangle {
 /// 2 MB of L2 per core, scratch timers). On a 2-core AMD EPYC the chunks
 /// had measured neither faster nor slower at `4098²`.
 pub const KC: usize = 512;
+
+/// Operand bytes a product reads per phase, where the last-level cache's
+/// size is not known: every task of a phase sweeps the same rows, whose
+/// slices of both operands then stay in that cache for all of them.
+///
+/// Why phases: one task per block of `C` over all `k` rows read its left
+/// block and right columns from memory, and the other blocks' tasks read
+/// them again. The products of TEFM's range finder (`k = d = 4096` rows of
+/// `d + l = 5120` columns, 168 MB) ran at about 60 % of peak where the
+/// pass's, over 512 rows at a time, run at 77–83 % (2-core AMD EPYC Zen 5,
+/// 32 MB L3, `range_finder` and `ridge_accumulate` benches); in phases of
+/// 12 MB, 62–69 %. A phase costs one barrier, and each task fetches its
+/// block of `C` again (it had stayed in cache from chunk to chunk). That
+/// is why the phases follow the cache ([`phase_bytes`]): on a 2-core Xeon
+/// with 300 MB of L3, where these operands fit whole, 12 MB phases were
+/// slower in 7 of 10 alternating runs of `A·Q` at `l = 1024` (median
+/// 0.96×). The chunks, and the order in which their sums reach `C`, are
+/// the same for any phase size: the bits do not change.
+const PHASE_BYTES: usize = 12 << 20;
+
+/// The phase size: 3/8 of the last-level cache (12 MB of Zen 5's 32 MB,
+/// as measured), or [`PHASE_BYTES`] where its size is unknown.
+#[cfg(not(test))]
+fn phase_bytes() -> usize {
+    static BYTES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *BYTES.get_or_init(|| crate::cpu::last_level_cache_bytes().map_or(PHASE_BYTES, |llc| llc / 8 * 3))
+}
+
+#[cfg(test)]
+thread_local! {
+    /// The phase size of the products this thread starts (tests split small
+    /// products into many phases with it).
+    static PHASE_BYTES_FOR_TESTS: std::cell::Cell<usize> = const { std::cell::Cell::new(PHASE_BYTES) };
+}
+
+#[cfg(test)]
+fn phase_bytes() -> usize {
+    PHASE_BYTES_FOR_TESTS.get()
+}
+
+/// The row ranges of a product's phases: whole chunks of [`KC`] rows, as
+/// many per phase as fit [`phase_bytes`] at `columns` operand columns of
+/// `element_bytes` each (at least one).
+fn phases(k: usize, columns: usize, element_bytes: usize) -> impl Iterator<Item = Range<usize>> {
+    let chunks = (phase_bytes() / (columns * KC * element_bytes).max(1)).max(1);
+    let rows = chunks * KC;
+    (0..k).step_by(rows).map(move |start| start..(start + rows).min(k))
+}
 
 /// The shape checks of an `AᵀB` product into `c_dim`.
 #[track_caller]
@@ -399,12 +449,14 @@ impl<T: Element> Product<T> {
                 }
             }
         }
-        // SAFETY: blocks are disjoint; the caller's contract covers C.
-        let task = |&(ic, jc): &(usize, usize)| unsafe { self.block(ic, jc, mc, nc) };
-        if parallel {
-            blocks.par_iter().for_each(task);
-        } else {
-            blocks.iter().for_each(task);
+        for rows in phases(self.k, self.m + self.n, size_of::<T>()) {
+            // SAFETY: blocks are disjoint; the caller's contract covers C.
+            let task = |&(ic, jc): &(usize, usize)| unsafe { self.block(ic, jc, mc, nc, rows.clone()) };
+            if parallel {
+                blocks.par_iter().for_each(task);
+            } else {
+                blocks.iter().for_each(task);
+            }
         }
     }
 
@@ -419,33 +471,33 @@ impl<T: Element> Product<T> {
     /// # Safety
     /// As [`Product::run`]; no other task touches this block (nor, for the
     /// symmetric layout, its mirror).
-    unsafe fn block(&self, ic: usize, jc: usize, mc: usize, nc: usize) {
+    unsafe fn block(&self, ic: usize, jc: usize, mc: usize, nc: usize, rows: Range<usize>) {
         #[cfg(target_arch = "x86_64")]
         {
             /// # Safety
             /// As `block`, and the CPU runs AVX-512F.
             #[target_feature(enable = "avx512f")]
-            unsafe fn v4<T: Element>(p: &Product<T>, ic: usize, jc: usize, mc: usize, nc: usize) {
+            unsafe fn v4<T: Element>(p: &Product<T>, ic: usize, jc: usize, mc: usize, nc: usize, rows: Range<usize>) {
                 // SAFETY: forwarded contract.
-                unsafe { p.block_any(ic, jc, mc, nc) }
+                unsafe { p.block_any(ic, jc, mc, nc, rows) }
             }
             /// # Safety
             /// As `block`, and the CPU runs AVX2 and FMA.
             #[target_feature(enable = "avx2,fma")]
-            unsafe fn v3<T: Element>(p: &Product<T>, ic: usize, jc: usize, mc: usize, nc: usize) {
+            unsafe fn v3<T: Element>(p: &Product<T>, ic: usize, jc: usize, mc: usize, nc: usize, rows: Range<usize>) {
                 // SAFETY: forwarded contract.
-                unsafe { p.block_any(ic, jc, mc, nc) }
+                unsafe { p.block_any(ic, jc, mc, nc, rows) }
             }
             // SAFETY: the operands were packed for `simd`, which `run`'s
             // caller checked this CPU runs.
             match self.simd {
-                Simd::Avx512 => return unsafe { v4(self, ic, jc, mc, nc) },
-                Simd::Avx2Fma => return unsafe { v3(self, ic, jc, mc, nc) },
+                Simd::Avx512 => return unsafe { v4(self, ic, jc, mc, nc, rows) },
+                Simd::Avx2Fma => return unsafe { v3(self, ic, jc, mc, nc, rows) },
                 Simd::Portable => {}
             }
         }
         // SAFETY: forwarded contract.
-        unsafe { self.block_any(ic, jc, mc, nc) }
+        unsafe { self.block_any(ic, jc, mc, nc, rows) }
     }
 
     /// [`Product::block`] for whichever target it is inlined into.
@@ -453,8 +505,8 @@ impl<T: Element> Product<T> {
     /// # Safety
     /// As [`Product::block`].
     #[inline(always)]
-    unsafe fn block_any(&self, ic: usize, jc: usize, mc: usize, nc: usize) {
-        let Product { simd, layout, m, n, k, alpha, lower, zeros, .. } = *self;
+    unsafe fn block_any(&self, ic: usize, jc: usize, mc: usize, nc: usize, rows: Range<usize>) {
+        let Product { simd, layout, m, n, alpha, lower, zeros, .. } = *self;
         let c = self.c.ptr();
         let Microkernel(kernel, shape) = T::microkernel(simd);
         let w = shape.panel;
@@ -462,8 +514,8 @@ impl<T: Element> Product<T> {
         let (ap, bp) = (self.a.ptr, self.b.ptr);
         let (a_stride, b_stride) = (self.a.stride, self.b.stride);
         let mut tile = [T::default(); MAX_TILE];
-        for k0 in (0..k).step_by(KC) {
-            let kk = KC.min(k - k0);
+        for k0 in rows.clone().step_by(KC) {
+            let kk = KC.min(rows.end - k0);
             for j0 in (jc..(jc + nc).min(n)).step_by(nr) {
                 for i0 in (ic..(ic + mc).min(m)).step_by(mr) {
                     if lower && i0 + mr <= j0 {
@@ -536,249 +588,6 @@ impl<T: Element> Product<T> {
                         }
                     }
                 }
-            }
-        }
-    }
-}
-
-/// Adds `alpha ·` a whole `MR × NR` tile at `(i0, j0)` of `C` in
-/// `layout`, with the tile shape known at compile time for the kernels'
-/// shapes, so that the write-back runs in whole columns (column-major), or
-/// whole panels (the symmetric layout's row `gj`, the tile's column) and
-/// fixed offsets (its mirror).
-///
-/// # Safety
-/// As `Product::block`; for the symmetric layout the tile lies strictly
-/// below the diagonal.
-#[inline(always)]
-unsafe fn whole_tile<T: Element>(
-    c: *mut f64,
-    layout: Layout,
-    i0: usize,
-    j0: usize,
-    shape: kernels::Shape,
-    alpha: f64,
-    tile: &[T; MAX_TILE],
-) {
-    // SAFETY: forwarded contract.
-    unsafe {
-        match (layout, shape.panel, shape.mr(), shape.nr) {
-            (Layout::ColumnMajor { ldc }, _, 8, 6) => column_tile::<T, 8, 6>(c, i0, j0, ldc, alpha, tile),
-            (Layout::ColumnMajor { ldc }, _, 24, 8) => column_tile::<T, 24, 8>(c, i0, j0, ldc, alpha, tile),
-            (Layout::ColumnMajor { ldc }, _, 8, 4) => column_tile::<T, 8, 4>(c, i0, j0, ldc, alpha, tile),
-            (Layout::ColumnMajor { ldc }, _, 16, 6) => column_tile::<T, 16, 6>(c, i0, j0, ldc, alpha, tile),
-            (Layout::ColumnMajor { ldc }, _, 48, 8) => column_tile::<T, 48, 8>(c, i0, j0, ldc, alpha, tile),
-            (Layout::ColumnMajor { ldc }, _, 16, 4) => column_tile::<T, 16, 4>(c, i0, j0, ldc, alpha, tile),
-            (Layout::Symmetric { start, stride, .. }, 4, 8, 6) => {
-                symmetric_tile::<T, 4, 8, 6>(c, start + i0, start + j0, stride, alpha, tile)
-            }
-            (Layout::Symmetric { start, stride, .. }, 8, 24, 8) => {
-                symmetric_tile::<T, 8, 24, 8>(c, start + i0, start + j0, stride, alpha, tile)
-            }
-            (Layout::Symmetric { start, stride, .. }, 4, 8, 4) => {
-                symmetric_tile::<T, 4, 8, 4>(c, start + i0, start + j0, stride, alpha, tile)
-            }
-            (layout, w, mr, nr) => {
-                for jj in 0..nr {
-                    for ii in 0..mr {
-                        let v = alpha * tile[jj * mr + ii].to_f64();
-                        let (i, j) = (i0 + ii, j0 + jj);
-                        match layout {
-                            Layout::ColumnMajor { ldc } => *c.add(j * ldc + i) += v,
-                            Layout::Symmetric { start, stride, .. } => {
-                                let (gi, gj) = (start + i, start + j);
-                                *c.add((gi / w) * stride + gj * w + gi % w) += v;
-                                *c.add((gj / w) * stride + gi * w + gj % w) += v;
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// [`whole_tile`] into a column-major `C`.
-///
-/// # Safety
-/// As [`whole_tile`].
-#[inline(always)]
-unsafe fn column_tile<T: Element, const MR: usize, const NR: usize>(
-    c: *mut f64,
-    i0: usize,
-    j0: usize,
-    ldc: usize,
-    alpha: f64,
-    tile: &[T; MAX_TILE],
-) {
-    for jj in 0..NR {
-        // SAFETY: rows i0..i0 + MR of column j0 + jj are inside C.
-        let col = unsafe { c.add((j0 + jj) * ldc + i0) };
-        for ii in 0..MR {
-            unsafe { *col.add(ii) += alpha * tile[jj * MR + ii].to_f64() };
-        }
-    }
-}
-
-/// Asks the cache for the lines a whole tile at rows `i0..i0 + mr` and
-/// columns `j0..j0 + nr` of `C` will be added to, before the microkernel
-/// computes it: the columns' runs (column-major), or the tile and its
-/// mirror (the symmetric layout).
-///
-/// Why: the tile's lines lie a column (`ldc`) or a whole panel (`stride`)
-/// apart, megabytes at large `l`, which no hardware prefetcher follows,
-/// and `C` is far larger than the cache. Without this, the band
-/// reduction's rank-`2b` updates waited on those misses in the write-back
-/// (10 % of its profile at l = 4096, AMD EPYC), and the pass's `Moments`
-/// update ran slower on a 2-core Xeon with AVX-512: 40 pairs of 512-row
-/// products, with and without, alternating in one process (a one-off
-/// harness), were faster with it in 36 pairs at l = 4096 (medians 75.8 →
-/// 79.8 GFLOP/s), 34 at 2048 (76.1 → 80.7) and 27 at 1024 (83.1 → 85.2),
-/// where more of `C` stays in cache.
-#[inline(always)]
-fn prefetch_tile(c: *mut f64, layout: Layout, i0: usize, j0: usize, mr: usize, nr: usize) {
-    match layout {
-        Layout::ColumnMajor { ldc } => {
-            for j in j0..j0 + nr {
-                prefetch_run(c, j * ldc + i0, j * ldc + i0 + mr);
-            }
-        }
-        Layout::Symmetric { start, shift, stride } => {
-            prefetch_symmetric_tile(c, start + i0, start + j0, shift, stride, mr, nr)
-        }
-    }
-}
-
-/// The lines of a whole tile's write-back in the symmetric layout (see
-/// [`prefetch_tile`]).
-#[inline(always)]
-fn prefetch_symmetric_tile(c: *mut f64, gi0: usize, gj0: usize, shift: u32, stride: usize, mr: usize, nr: usize) {
-    let w = 1usize << shift;
-    // The tile: rows gj0.. of the panels of columns gi0..; its mirror: rows
-    // gi0.. of the panels of columns gj0...
-    for (rows, panels) in [(gj0..gj0 + nr, gi0..gi0 + mr), (gi0..gi0 + mr, gj0..gj0 + nr)] {
-        for p in (panels.start >> shift)..=((panels.end - 1) >> shift) {
-            let first = p * stride + rows.start * w;
-            prefetch_run(c, first, first + rows.len() * w);
-        }
-    }
-}
-
-/// Prefetches the lines of `c[from..to]` (a hint: no access, no fault).
-#[inline(always)]
-fn prefetch_run(c: *mut f64, from: usize, to: usize) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        let mut at = from;
-        while at < to {
-            // SAFETY: a prefetch reads nothing and cannot fault.
-            unsafe {
-                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(c.wrapping_add(at).cast::<i8>())
-            };
-            at += 8;
-        }
-        // The run's last line when it starts mid-line.
-        // SAFETY: as above.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(c.wrapping_add(to - 1).cast::<i8>())
-        };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (c, from, to);
-}
-
-/// [`whole_tile`] into the symmetric layout of panel width `W`, at rows
-/// `gi0..` (a multiple of `W`) and columns `gj0..` of the whole matrix.
-///
-/// # Safety
-/// As [`whole_tile`].
-#[inline(always)]
-unsafe fn symmetric_tile<T: Element, const W: usize, const MR: usize, const NR: usize>(
-    c: *mut f64,
-    gi0: usize,
-    gj0: usize,
-    stride: usize,
-    alpha: f64,
-    tile: &[T; MAX_TILE],
-) {
-    debug_assert!(gi0.is_multiple_of(W));
-    // SAFETY: forwarded contract; every offset is an element of the tile's
-    // two images.
-    unsafe {
-        // Column jj of the tile is row gj0 + jj of the layout, whole panels.
-        for jj in 0..NR {
-            let row = c.add((gi0 / W) * stride + (gj0 + jj) * W);
-            for p in 0..MR / W {
-                let dst = row.add(p * stride);
-                for q in 0..W {
-                    *dst.add(q) += alpha * tile[jj * MR + p * W + q].to_f64();
-                }
-            }
-        }
-        #[cfg(target_arch = "x86_64")]
-        if T::IS_F64 && W == 8 && NR == 8 && MR.is_multiple_of(8) && gj0.is_multiple_of(8) {
-            // Panels 8 wide are AVX-512's, so the CPU runs it.
-            mirror_blocks_avx512::<MR>(c.add((gj0 / W) * stride + gi0 * W), alpha, tile.as_ptr().cast::<f64>());
-            return;
-        }
-        // Row ii of the tile is row gi0 + ii of the layout, columns gj0...
-        let cols: [usize; NR] = std::array::from_fn(|jj| ((gj0 + jj) / W) * stride + (gj0 + jj) % W);
-        for ii in 0..MR {
-            let row = c.add((gi0 + ii) * W);
-            for jj in 0..NR {
-                *row.add(cols[jj]) += alpha * tile[jj * MR + ii].to_f64();
-            }
-        }
-    }
-}
-
-/// The mirror half of [`symmetric_tile`] for an AVX-512 tile of `MR`
-/// rows by 8 columns that are one whole panel (`gj0` a multiple of 8):
-/// rows `gi0 + ii` of that panel, contiguous from `dst` on, get the tile's
-/// row `ii`, i.e. every 8 × 8 block of the column-major tile transposed.
-/// In registers (unpack pairs of columns, then two rounds of 128-bit lane
-/// shuffles), where the scalar loop gathered each value at a stride of
-/// `MR`. Each sum is `dst + alpha·t` with the product rounded first, as in
-/// the scalar loop: the same bits.
-///
-/// Why: the band reduction's rank-128 updates write every tile twice. In
-/// a one-off harness (30 pairs of `symmetric_update` with and without it,
-/// alternating in one process, 2-core Xeon) it was faster in 28 pairs at
-/// n = 4096 (medians 63.6 → 69.5 GFLOP/s) and 29 at 2048 (61.4 → 65.2).
-///
-/// # Safety
-/// AVX-512F available; `dst` valid for `MR · 8` values, `tile` for
-/// `MR · 8` (column-major, `MR` rows).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn mirror_blocks_avx512<const MR: usize>(dst: *mut f64, alpha: f64, tile: *const f64) {
-    use std::arch::x86_64::*;
-    let a = _mm512_set1_pd(alpha);
-    for b in 0..MR / 8 {
-        // SAFETY: column jj of block b is tile[jj·MR + 8b ..][..8]; row q of
-        // block b goes to dst[(8b + q)·8 ..][..8], inside the caller's ranges.
-        unsafe {
-            let v: [__m512d; 8] = std::array::from_fn(|jj| _mm512_loadu_pd(tile.add(jj * MR + 8 * b)));
-            // t[2i] = (v[2i][0], v[2i+1][0], v[2i][2], v[2i+1][2], …), t[2i+1]
-            // the same for the odd rows.
-            let t: [__m512d; 8] = std::array::from_fn(|i| {
-                let (x, y) = (v[i & !1], v[i | 1]);
-                if i % 2 == 0 { _mm512_unpacklo_pd(x, y) } else { _mm512_unpackhi_pd(x, y) }
-            });
-            // 128-bit lanes (0, 2) (imm 0x88) or (1, 3) (0xDD) of two vectors.
-            let lanes = |even: bool, x: __m512d, y: __m512d| {
-                if even { _mm512_shuffle_f64x2::<0x88>(x, y) } else { _mm512_shuffle_f64x2::<0xDD>(x, y) }
-            };
-            // First rows {0, 4} / {1, 5} / {2, 6} / {3, 7} of columns 0–3
-            // (u[0..4]) and of columns 4–7 (u[4..8]), then each row whole.
-            let u: [__m512d; 8] = std::array::from_fn(|k| {
-                let (g, h) = (4 * (k / 4), k % 4);
-                lanes(h < 2, t[g + (h & 1)], t[g + 2 + (h & 1)])
-            });
-            let rows: [__m512d; 8] = std::array::from_fn(|q| lanes(q < 4, u[q % 4], u[q % 4 + 4]));
-            for (q, &r) in rows.iter().enumerate() {
-                let at = dst.add((8 * b + q) * 8);
-                _mm512_storeu_pd(at, _mm512_add_pd(_mm512_loadu_pd(at), _mm512_mul_pd(a, r)));
             }
         }
     }

@@ -395,3 +395,55 @@ fn a_formula_packs_the_matrix_it_describes_and_non_finite_entries_are_found() {
         }
     }
 }
+
+#[test]
+fn phases_are_whole_chunks_covering_every_row_once() {
+    for (k, columns) in [(0, 10), (1, 10), (KC, 5000), (3 * KC + 7, 5000), (10 * KC, 100), (10 * KC + 1, 1500)] {
+        let ranges: Vec<_> = phases(k, columns, 8).collect();
+        assert_eq!(ranges.iter().map(|r| r.len()).sum::<usize>(), k, "k {k}");
+        let mut next = 0;
+        for r in &ranges {
+            assert_eq!(r.start, next, "k {k}: gap or overlap");
+            assert!(r.start.is_multiple_of(KC), "k {k}: a phase starts inside a chunk");
+            assert!(r.len() <= KC || r.len() * columns * 8 <= PHASE_BYTES, "k {k}: a phase beyond the limit");
+            next = r.end;
+        }
+    }
+    // Wide operands: one chunk per phase; narrow ones: one phase.
+    assert_eq!(phases(3 * KC, 5000, 8).count(), 3);
+    assert_eq!(phases(3 * KC, 100, 8).count(), 1);
+}
+
+/// Products over many chunks, split into one phase per chunk, are bitwise
+/// the products in one phase: every kind of product and layout.
+#[test]
+fn products_split_into_phases_change_no_bit() {
+    let k = 3 * KC + 77;
+    let (a, b) = (random(k, 150, 21), random(k, 61, 22));
+    let g = {
+        let r = random(k, 130, 23);
+        r.t().dot(&r)
+    };
+    let v = random(130, 29, 24);
+    let run = |phase: usize, simd: Simd| {
+        PHASE_BYTES_FOR_TESTS.set(phase);
+        let (p, q) = (PackedRows::from_rows_with(simd, a.view()), PackedRows::from_rows_with(simd, b.view()));
+        let mut c = Array2::from_elem((150, 150).f(), 0.5);
+        syrk_lower_add(c.view_mut(), &p, 1.0, Par::rayon(0));
+        let mut d = Array2::from_elem((150, 61).f(), -0.5);
+        gemm_tn_add(d.view_mut(), &p, &q, 2.0, Par::rayon(0));
+        let mut e = Array2::zeros((150, 61).f());
+        gemm_tn_add_triangular(e.view_mut(), &p, Triangle::Lower(100), &q, 0, 1.0, Par::rayon(0));
+        let gs = PackedSymmetric::from_lower_with(simd, g.view());
+        let mut x = Array2::from_elem((130, 29).f(), 1.0);
+        gs.symm_add(0, &PackedRows::from_rows_with(simd, v.view()), x.view_mut(), 0.5, Par::rayon(0));
+        PHASE_BYTES_FOR_TESTS.set(PHASE_BYTES);
+        (c, d, e, x)
+    };
+    for simd in levels() {
+        let whole = run(usize::MAX, simd);
+        assert_eq!(phases(k, 211, 8).count(), 1, "the reference runs in one phase");
+        assert_eq!(run(1, simd), whole, "{simd:?}: one chunk per phase");
+        assert_eq!(run(2 * KC * 211 * 8, simd), whole, "{simd:?}: two chunks per phase");
+    }
+}
