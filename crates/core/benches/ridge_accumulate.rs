@@ -179,13 +179,11 @@ fn bench_project(c: &mut Criterion) {
 }
 
 fn main() {
-    let machine = support::machine();
-    let mut c = Criterion::default().configure_from_args();
-    bench_moments(&mut c, false);
-    bench_moments(&mut c, true);
-    bench_faer_baseline(&mut c);
-    bench_tefm_sketch(&mut c);
-    bench_project(&mut c);
-    c.final_summary();
-    support::table(&machine);
+    support::main(|c| {
+        bench_moments(c, false);
+        bench_moments(c, true);
+        bench_faer_baseline(c);
+        bench_tefm_sketch(c);
+        bench_project(c);
+    });
 }

@@ -101,9 +101,5 @@ fn bench(c: &mut Criterion) {
 }
 
 fn main() {
-    let machine = support::machine();
-    let mut c = Criterion::default().configure_from_args();
-    bench(&mut c);
-    c.final_summary();
-    support::table(&machine);
+    support::main(bench);
 }

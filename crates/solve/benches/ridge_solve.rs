@@ -134,11 +134,7 @@ fn bench(c: &mut Criterion) {
 }
 
 fn main() {
-    let machine = support::machine();
-    let mut c = Criterion::default().configure_from_args();
-    bench(&mut c);
-    c.final_summary();
-    support::table(&machine);
+    support::main(bench);
     println!();
     println!("{:<8} {:>14} {:>16} {:>18}", "l", "select+refit s", "pass 60k rows s", "select / pass");
     for l in sizes() {

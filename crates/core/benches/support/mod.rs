@@ -7,7 +7,7 @@
 
 #![allow(dead_code)]
 
-use criterion::Bencher;
+use criterion::{Bencher, Criterion};
 use kapprox_core::cpu::{self, Simd};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -177,6 +177,16 @@ pub(crate) fn median_seconds(name: &str) -> Option<f64> {
     let mut s = x.seconds.clone();
     s.sort_by(f64::total_cmp);
     Some(s[s.len() / 2])
+}
+
+/// A bench's `main`: measures the machine, runs `benches` with criterion's
+/// command-line settings, then prints the table of rates.
+pub(crate) fn main(benches: impl FnOnce(&mut Criterion)) {
+    let machine = machine();
+    let mut c = Criterion::default().configure_from_args();
+    benches(&mut c);
+    c.final_summary();
+    table(&machine);
 }
 
 /// Prints the table of median rates against the peak of the threads used.
