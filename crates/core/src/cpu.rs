@@ -92,33 +92,45 @@ pub fn brand() -> Option<String> {
     }
 }
 
-/// The size in bytes of the last-level cache that the first CPU shares
-/// with the others, from Linux's sysfs (`None` elsewhere, or if it is not
-/// reported). On a virtual machine this is the host's cache, which other
-/// tenants share too.
+/// The size in bytes of the largest-level data or unified cache, from
+/// `cpuid` (Intel's leaf 4, AMD's leaf `0x8000_001D`, which describe the
+/// caches in one format), if the CPU reports it. On a virtual machine this
+/// is the host's cache, which other tenants may share.
 pub fn last_level_cache_bytes() -> Option<usize> {
-    let dir = std::path::Path::new("/sys/devices/system/cpu/cpu0/cache");
-    let mut best: Option<(u32, usize)> = None;
-    for entry in std::fs::read_dir(dir).ok()?.flatten() {
-        let read = |name: &str| std::fs::read_to_string(entry.path().join(name)).ok();
-        let (Some(level), Some(kind), Some(size)) = (read("level"), read("type"), read("size")) else { continue };
-        let (Ok(level), Some(bytes)) = (level.trim().parse::<u32>(), parse_cache_size(size.trim())) else { continue };
-        if kind.trim() != "Instruction" && best.is_none_or(|(l, _)| level > l) {
-            best = Some((level, bytes));
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{__cpuid, __cpuid_count};
+        let topology_extensions = __cpuid(0x8000_0000).eax >= 0x8000_001D && (__cpuid(0x8000_0001).ecx >> 22) & 1 == 1;
+        let leaf = if topology_extensions {
+            0x8000_001D
+        } else if __cpuid(0).eax >= 4 {
+            4
+        } else {
+            return None;
+        };
+        let mut best: Option<(u32, usize)> = None;
+        for sub in 0..16 {
+            let r = __cpuid_count(leaf, sub);
+            // Type 0: no more caches; 2: instruction cache.
+            match r.eax & 0x1f {
+                0 => break,
+                2 => continue,
+                _ => {}
+            }
+            let level = (r.eax >> 5) & 0x7;
+            let field = |word: u32, shift: u32, bits: u32| ((word >> shift) & ((1 << bits) - 1)) as usize + 1;
+            let (ways, partitions, line) = (field(r.ebx, 22, 10), field(r.ebx, 12, 10), field(r.ebx, 0, 12));
+            let bytes = ways * partitions * line * (r.ecx as usize + 1);
+            if best.is_none_or(|(l, _)| level > l) {
+                best = Some((level, bytes));
+            }
         }
+        best.map(|(_, bytes)| bytes)
     }
-    best.map(|(_, bytes)| bytes)
-}
-
-/// `"32768K"`, `"32M"` or `"4096"` (bytes) as bytes.
-fn parse_cache_size(s: &str) -> Option<usize> {
-    let (digits, unit) = match s.as_bytes().last()? {
-        b'K' => (&s[..s.len() - 1], 1 << 10),
-        b'M' => (&s[..s.len() - 1], 1 << 20),
-        b'G' => (&s[..s.len() - 1], 1 << 30),
-        _ => (s, 1),
-    };
-    digits.parse::<usize>().ok()?.checked_mul(unit)
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        None
+    }
 }
 
 #[cfg(test)]
@@ -133,16 +145,43 @@ mod tests {
         assert!(s.f64_lanes() >= 1);
     }
 
+    /// `"32768K"`, `"32M"` or `"4096"` (bytes), as Linux's sysfs writes
+    /// cache sizes.
+    fn sysfs_size(s: &str) -> Option<usize> {
+        let (digits, unit) = match s.as_bytes().last()? {
+            b'K' => (&s[..s.len() - 1], 1 << 10),
+            b'M' => (&s[..s.len() - 1], 1 << 20),
+            _ => (s, 1),
+        };
+        digits.parse::<usize>().ok()?.checked_mul(unit)
+    }
+
+    /// The largest-level non-instruction cache of cpu0 in Linux's sysfs.
+    fn sysfs_last_level_cache() -> Option<usize> {
+        let mut best: Option<(u32, usize)> = None;
+        for entry in std::fs::read_dir("/sys/devices/system/cpu/cpu0/cache").ok()?.flatten() {
+            let read = |name: &str| std::fs::read_to_string(entry.path().join(name)).ok();
+            let (Some(level), Some(kind), Some(size)) = (read("level"), read("type"), read("size")) else { continue };
+            let (Ok(level), Some(bytes)) = (level.trim().parse::<u32>(), sysfs_size(size.trim())) else { continue };
+            if kind.trim() != "Instruction" && best.is_none_or(|(l, _)| level > l) {
+                best = Some((level, bytes));
+            }
+        }
+        best.map(|(_, bytes)| bytes)
+    }
+
     #[test]
-    fn cache_sizes_parse_in_sysfs_units() {
-        assert_eq!(parse_cache_size("32768K"), Some(32 << 20));
-        assert_eq!(parse_cache_size("300M"), Some(300 << 20));
-        assert_eq!(parse_cache_size("4096"), Some(4096));
-        assert_eq!(parse_cache_size("K"), None);
-        assert_eq!(parse_cache_size(""), None);
-        assert_eq!(parse_cache_size("99999999999999999999G"), None);
-        if let Some(bytes) = last_level_cache_bytes() {
+    fn last_level_cache_is_what_the_kernel_reports() {
+        let ours = last_level_cache_bytes();
+        if let Some(bytes) = ours {
             assert!(bytes >= 1 << 16, "{bytes} bytes");
+        }
+        match (ours, sysfs_last_level_cache()) {
+            // Linux derives these from the same cpuid leaves on x86 (where
+            // they exist: without them it reads older leaves, and so does
+            // no product here, which then uses its fixed phase size).
+            (Some(bytes), Some(linux)) => assert_eq!(bytes, linux),
+            other => eprintln!("cpuid and sysfs last-level cache sizes: {other:?}; nothing to compare"),
         }
     }
 }
