@@ -39,6 +39,9 @@ impl Domain {
     pub const SKETCH_SRHT: Domain = Domain(0x11);
     /// CountSketch bucket and sign of a row (index = global row id).
     pub const SKETCH_COUNT: Domain = Domain(0x12);
+    /// Columns and signs of row `j` of a sparse sign test matrix (index =
+    /// `j`, the column of `FᵀF` it weights).
+    pub const SKETCH_SPARSE_SIGN: Domain = Domain(0x13);
     /// Reservoir priorities (index = global row id).
     pub const RESERVOIR: Domain = Domain(0x20);
     /// Train / validation / fold assignment (index = global row id).

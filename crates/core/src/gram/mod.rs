@@ -41,10 +41,12 @@
 
 mod kernels;
 mod pack;
+mod sparse_product;
 mod symmetric;
 mod write_back;
 
 pub use pack::{Element, Microkernel, PackedRows};
+pub use sparse_product::gemm_tn_sparse;
 pub use symmetric::PackedSymmetric;
 
 use crate::cpu::Simd;
