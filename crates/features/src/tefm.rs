@@ -23,7 +23,10 @@
 //! and needs no per-row sketch: `FᵀF` is accumulated anyway, so the start
 //! is one product after the pass (`2·d²·l` flops once) instead of
 //! `2·d·l` flops per row — at `d = 4l`, a third of the per-row work of the
-//! old one-pass strategy.
+//! old one-pass strategy. With a power step (`q ≥ 1`) TEFM-G starts from a
+//! sparse sign `Ω` (8 entries per row, `kapprox_sketch::range_finder_start`):
+//! the power step makes the start's distribution immaterial, and the
+//! start's product costs `16·d²` flops instead of `2·d²·l`.
 //!
 //! # Building Q: one pass or `q + 2` passes
 //!
@@ -118,7 +121,14 @@ pub const FEATURIZE_FLOPS_PER_FEATURE: u64 = 128;
 /// | passes | `1` | `q + 2` |
 /// | memory | `w² + 512·w + d² + 4·d·l + S` | `max(d·l + S, 3·d·l + 512·(d + l), 2·w'² + 512·w' + d·l)` |
 /// | flops / row | `w² + f` | `(q + 1)·4·d·l + 2·d·l + w'² + (q + 2)·f` |
-/// | flops once | `(q + 1)·2·d²·l + 2·(d²·l + 2·d·l²)` | `(q + 1)·2·d·l²` |
+/// | flops once | `s + q·2·d²·l + 2·(d²·l + 2·d·l²)` | `(q + 1)·2·d·l²` |
+///
+/// `s` is the start `(FᵀF)Ω`: `2·d²·l` for a dense Gaussian `Ω` (`q =
+/// 0`), `16·d²` for the sparse sign `Ω` with 8 entries per row that the
+/// Gaussian kind starts from when `q ≥ 1` (`kapprox_sketch::
+/// range_finder_start`); SRHT and CountSketch starts cost less than the
+/// dense one, which the model charges them. (b) multiplies by `Ω` densely
+/// in its first pass.
 ///
 /// (a): the Moments Gram (`w²`, plus a 512-row buffer), the `d²` copy of
 /// `FᵀF` taken for the products, sketch, basis and QR workspace
@@ -134,7 +144,8 @@ pub fn estimate_cost(strategy: Strategy, d: usize, l: usize, q: usize, n_targets
         Strategy::OnePass => {
             let w = d + 1 + k;
             let mem = w * w + ACC_BLOCK_ROWS * w + d * d + 4 * d * l + scratch;
-            let once = (q + 1) * 2 * d * d * l + 2 * (d * d * l + 2 * d * l * l);
+            let start = if q == 0 { 2 * d * d * l } else { 2 * 8 * d * d };
+            let once = start + q * 2 * d * d * l + 2 * (d * d * l + 2 * d * l * l);
             CostEstimate {
                 passes: 1,
                 memory_bytes: doubles(mem),
@@ -416,11 +427,12 @@ mod tests {
             let want = if a.flops_per_row <= b.flops_per_row { Strategy::OnePass } else { Strategy::MultiPass };
             assert_eq!(choose_strategy(dd, l, qq, k, huge), want, "d = {dd}, q = {qq}");
         }
-        // (a)'s work after the pass: q + 1 products by FᵀF and two
-        // projections (a triangular product and a small GEMM each).
-        assert_eq!(
-            a.flops_after_passes,
-            (2 * 2 * d64 * d64 * l64 + 2 * (d64 * d64 * l64 + 2 * d64 * l64 * l64)) as f64
-        );
+        // (a)'s work after the pass: the sparse start, q products by FᵀF
+        // and two projections (a triangular product and a small GEMM each);
+        // at q = 0 the dense start.
+        let projections = 2 * (d64 * d64 * l64 + 2 * d64 * l64 * l64);
+        assert_eq!(a.flops_after_passes, (16 * d64 * d64 + 2 * d64 * d64 * l64 + projections) as f64);
+        let a0 = estimate_cost(Strategy::OnePass, d, l, 0, k);
+        assert_eq!(a0.flops_after_passes, (2 * d64 * d64 * l64 + projections) as f64);
     }
 }

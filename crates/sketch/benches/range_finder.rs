@@ -10,8 +10,11 @@
 //!   intermediate orthonormalisation (`2·d·l² + 2·l³/3` flops: the lower
 //!   Gram, the Cholesky factor and its inverse, the triangular product);
 //! - `orthonormal_basis/l`: CholeskyQR2, the final basis (two steps);
-//! - `gram_range_finder/l`: all of it, `Ω`'s draws and packings included
-//!   (`2·(2·d²·l) + 3·(2·d·l² + 2·l³/3)` flops at `q = 1`).
+//! - `sparse_start/l`: the start `A·Ωₛ` for the sparse sign test matrix
+//!   (8 entries per row, `16·d²` flops) that TEFM-G uses at `q ≥ 1`, its
+//!   draws included;
+//! - `gram_range_finder/l`: all of it, `Ωₛ`'s draws and packings included
+//!   (`16·d² + 2·d²·l + 3·(2·d·l² + 2·l³/3)` flops at `q = 1`).
 //!
 //! The table reports each as a fraction of the measured peak, so the
 //! difference between `gram_range_finder` and its parts' sum is the cost
@@ -29,9 +32,9 @@ mod support;
 
 use criterion::{BenchmarkId, Criterion};
 use kapprox_core::dense::{self, gram_lower_update};
-use kapprox_core::gram::{PackedRows, gemm_tn_add};
+use kapprox_core::gram::{PackedRows, gemm_tn_add, gemm_tn_sparse};
 use kapprox_core::{Domain, Par, rng};
-use kapprox_sketch::{SketchKind, gram_range_finder_packed};
+use kapprox_sketch::{SketchKind, gram_range_finder_packed, sparse_sign_matrix};
 use ndarray::{Array2, ShapeBuilder};
 use rand::Rng;
 use rand_distr::StandardNormal;
@@ -91,8 +94,14 @@ fn bench(c: &mut Criterion) {
                 black_box(dense::orthonormal_basis(y.view(), par));
             })
         });
+        let start = 16.0 * df * df;
+        g.bench_function(BenchmarkId::new("sparse_start", l), |b| {
+            support::timed(b, &format!("A·Ωₛ d={d} l={l}"), start, threads, || {
+                black_box(gemm_tn_sparse(&a, sparse_sign_matrix(d, l, 3).view()));
+            })
+        });
         g.bench_function(BenchmarkId::new("gram_range_finder", l), |b| {
-            support::timed(b, &format!("range finder q=1 d={d} l={l}"), 2.0 * product + 3.0 * step, threads, || {
+            support::timed(b, &format!("range finder q=1 d={d} l={l}"), start + product + 3.0 * step, threads, || {
                 black_box(gram_range_finder_packed(&a, SketchKind::Gaussian, l, 3, 1).expect("l ≤ d"));
             })
         });

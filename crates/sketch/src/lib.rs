@@ -83,7 +83,10 @@ pub use count::CountSketch;
 pub use error::{Result, SketchError};
 pub use gaussian::{BLOCK_ROWS, GaussianSketch};
 pub use product::ProductAccumulator;
-pub use range::{PowerIteration, gram_range_finder, gram_range_finder_packed, range_finder, test_matrix};
+pub use range::{
+    PowerIteration, SPARSE_SIGN_NONZEROS, gram_range_finder, gram_range_finder_packed, range_finder,
+    range_finder_start, sparse_sign_matrix, test_matrix,
+};
 pub use reservoir::Reservoir;
 pub use sketch::{RangeSketch, Sketch, SketchKind};
 pub use srht::{SRHT_MIN_BLOCK_ROWS, SrhtSketch, default_srht_block_rows};

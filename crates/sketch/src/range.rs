@@ -8,8 +8,11 @@ use crate::range_sketch::RangeSketch;
 use crate::sketch::{Sketch, SketchKind};
 use kapprox_core::Par;
 use kapprox_core::dense;
-use kapprox_core::gram::{PackedRows, gemm_tn_add};
+use kapprox_core::gram::{PackedRows, gemm_tn_add, gemm_tn_sparse};
+use kapprox_core::rng::{self, Domain};
+use kapprox_core::sparse::SparseRows;
 use ndarray::{Array2, ArrayView2, s};
+use rand::Rng;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -59,13 +62,92 @@ pub fn test_matrix(kind: SketchKind, d: usize, l: usize, seed: u64) -> Result<Ar
     Ok(sketch.finish())
 }
 
+/// Stored entries per row of [`sparse_sign_matrix`]: Martinsson and
+/// Tropp (2020, §9.2) find 8 enough for a sparse sign test matrix to
+/// capture a range as well as a Gaussian one.
+pub const SPARSE_SIGN_NONZEROS: usize = 8;
+
+/// The sparse sign test matrix `Ωₛ (d, l)`: row `j` holds `±1/√s` in
+/// `s = min(8, l)` distinct columns drawn uniformly (signs and columns
+/// from `(seed, j)`), zeros elsewhere. Its columns are nearly orthogonal
+/// with norm about `√(d/l)`, like a Gaussian `Ω`'s scaled by `1/√l`.
+///
+/// It is the start of a range finder that runs power iterations: `(FᵀF)Ωₛ`
+/// costs `2·s·d²` flops where a dense `Ω` costs `2·l·d²`, and the power
+/// step that follows makes the start's distribution immaterial (see
+/// [`range_finder_start`]).
+///
+/// Memory: `s·d` indices and values.
+pub fn sparse_sign_matrix(d: usize, l: usize, seed: u64) -> SparseRows {
+    let s = SPARSE_SIGN_NONZEROS.min(l);
+    let mut omega = SparseRows::zeros(d, s, l);
+    if s == 0 {
+        return omega;
+    }
+    let value = 1.0 / (s as f64).sqrt();
+    for (j, (mut columns, mut values)) in omega.indices.rows_mut().into_iter().zip(omega.values.rows_mut()).enumerate()
+    {
+        let mut g = rng::stream(seed, Domain::SKETCH_SPARSE_SIGN, j as u64);
+        for e in 0..s {
+            // Rejection keeps the columns distinct; s ≤ l, and s ≤ 8 makes
+            // a repeat rare unless l is tiny.
+            let column = loop {
+                let c = g.random_range(0..l as u32);
+                if !columns.iter().take(e).any(|&taken| taken == c) {
+                    break c;
+                }
+            };
+            columns[e] = column;
+            values[e] = if g.random::<bool>() { value } else { -value };
+        }
+    }
+    omega
+}
+
+/// Whether the range finder of `kind` with `power_iterations` starts from
+/// the sparse sign matrix: the Gaussian kind with at least one power step.
+fn starts_sparse(kind: SketchKind, power_iterations: usize) -> bool {
+    kind == SketchKind::Gaussian && power_iterations > 0
+}
+
+/// The test matrix `Ω (d, l)` the range finder of `kind` with `q =
+/// power_iterations` starts from, dense: [`test_matrix`], except that the
+/// Gaussian kind with `q ≥ 1` starts from the [`sparse_sign_matrix`].
+/// [`gram_range_finder`] multiplies `FᵀF` by it; the pass-by-pass range
+/// finder's first pass accumulates `Fᵀ(FΩ)` with it, so both run the same
+/// steps.
+///
+/// Why the Gaussian kind changes its start: with a power step, the basis
+/// spans `(FᵀF)^(q+1) Ω`, and the start only has to give every dominant
+/// direction a fair share; a sparse sign `Ω` does that as well as a
+/// Gaussian one (Martinsson & Tropp 2020, §9.2; Tropp et al. 2019), and
+/// the product `(FᵀF)Ω` becomes `8/l` of its dense cost — at `d = 4l` a
+/// quarter of TEFM-G's flops after its pass (issue 15, item 4). Without a
+/// power step the start *is* the basis, and the kind's own `Ω` stays.
+///
+/// # Errors
+/// As [`test_matrix`].
+pub fn range_finder_start(
+    kind: SketchKind,
+    d: usize,
+    l: usize,
+    seed: u64,
+    power_iterations: usize,
+) -> Result<Array2<f64>> {
+    if starts_sparse(kind, power_iterations) && l > 0 {
+        return Ok(sparse_sign_matrix(d, l, seed).to_dense());
+    }
+    test_matrix(kind, d, l, seed)
+}
+
 /// `Q (d, l)` with orthonormal columns spanning `(FᵀF)^(q+1) Ω` for the
-/// [`test_matrix`] `Ω` of `kind`, `l` and `seed`, from `FᵀF` in memory:
-/// the range finder of one-pass TEFM, which needs no sketch of the rows.
+/// start `Ω` ([`range_finder_start`]) of `kind`, `l`, `seed` and `q`, from
+/// `FᵀF` in memory: the range finder of one-pass TEFM, which needs no
+/// sketch of the rows.
 ///
 /// `Y₀ = (FᵀF)Ω` is the sketch of the rows of the symmetric `gram` (row
-/// `j` has id `j`; for the Gaussian kind a product by the explicit `Ω`),
-/// then `power_iterations` (`q`) further products run as in
+/// `j` has id `j`; for the Gaussian kind a product by the explicit `Ω`, or
+/// by the [`sparse_sign_matrix`] when `q ≥ 1`), then `power_iterations` (`q`) further products run as in
 /// [`range_finder`]. The products use the Gram kernel of
 /// `kapprox_core::gram` on the packed `gram` (bitwise the same for any
 /// thread count). A [`PowerIteration`] fed first by
@@ -77,8 +159,10 @@ pub fn test_matrix(kind: SketchKind, d: usize, l: usize, seed: u64) -> Result<Ar
 /// further along: the same `q` captures the dominant subspace at least as
 /// well (Halko et al. 2011, §10.4).
 ///
-/// Cost: `(q + 1)·2·d²·l` flops (Gaussian; SRHT and CountSketch make the
-/// first product `O(d²·log B)` or `O(d²)`) plus `q + 1` thin QRs.
+/// Cost: `q·2·d²·l` flops for the power steps plus the first product:
+/// `2·d²·l` for the Gaussian kind at `q = 0`, `16·d²` for its sparse sign
+/// start at `q ≥ 1`, `O(d²·log B)` for SRHT and `O(d²)` for CountSketch;
+/// and `q + 1` thin QRs.
 /// Memory: a packed copy of `gram` (`d²` doubles, rounded up to whole
 /// panels) and `4·d·l` doubles, plus the sketch's scratch.
 ///
@@ -122,6 +206,10 @@ pub fn gram_range_finder_packed(
         return Err(SketchError::Shape { name: "Gram matrix", found: (gram.len(), d), expected: (d, d) });
     }
     let y0 = match kind {
+        // 8 entries per row of Ω: 2·8·d² flops instead of 2·l·d².
+        _ if starts_sparse(kind, power_iterations) && l > 0 => {
+            gemm_tn_sparse(gram, sparse_sign_matrix(d, l, seed).view())
+        }
         // Ω's rows directly, then one product on every core.
         SketchKind::Gaussian if l > 0 => times(gram, test_matrix(kind, d, l, seed)?.view()),
         // The structured sketches of the Gram's rows cost far less than a
@@ -362,6 +450,59 @@ mod tests {
     }
 
     #[test]
+    fn a_sparse_sign_matrix_has_distinct_signed_entries_and_nearly_orthogonal_columns() {
+        let (d, l) = (4096, 64);
+        let omega = sparse_sign_matrix(d, l, 7);
+        assert_eq!((omega.n_rows(), omega.nnz_per_row(), omega.n_cols), (d, SPARSE_SIGN_NONZEROS, l));
+        let value = 1.0 / (SPARSE_SIGN_NONZEROS as f64).sqrt();
+        for (columns, values) in omega.indices.rows().into_iter().zip(omega.values.rows()) {
+            let mut sorted = columns.to_vec();
+            sorted.sort_unstable();
+            sorted.dedup();
+            assert_eq!(sorted.len(), SPARSE_SIGN_NONZEROS, "a repeated column: {columns}");
+            assert!(values.iter().all(|v| v.abs() == value));
+        }
+        assert_eq!(sparse_sign_matrix(d, l, 7), omega);
+        assert_ne!(sparse_sign_matrix(d, l, 8), omega);
+        // ΩᵀΩ ≈ (d/l)·I: a column's squared norm is Binomial(d, s/l)/s
+        // (mean 64, sd √8 ≈ 2.8 here), an off-diagonal entry a sum of
+        // ±1/s over about d·(s/l)² rows (sd √d/l = 1).
+        let dense = omega.to_dense();
+        let gram = dense.t().dot(&dense);
+        let mean = d as f64 / l as f64;
+        for ((i, j), v) in gram.indexed_iter() {
+            let bound = if i == j { 6.0 * 8f64.sqrt() } else { 5.0 };
+            let want = if i == j { mean } else { 0.0 };
+            assert!((v - want).abs() < bound, "(ΩᵀΩ)[{i}, {j}] = {v}");
+        }
+        // Signs balance: about half of the entries are negative.
+        let negative = omega.values.iter().filter(|v| **v < 0.0).count() as f64 / (d * SPARSE_SIGN_NONZEROS) as f64;
+        assert!((negative - 0.5).abs() < 0.02, "{negative}");
+        // Fewer columns than 8: every row holds all of them.
+        let narrow = sparse_sign_matrix(10, 3, 1);
+        assert_eq!(narrow.nnz_per_row(), 3);
+        assert!(narrow.to_dense().iter().all(|v| (v.abs() - 1.0 / 3f64.sqrt()).abs() < 1e-15));
+    }
+
+    #[test]
+    fn only_the_gaussian_kind_with_a_power_step_starts_sparse() {
+        let (d, l) = (300, 16);
+        let sparse = sparse_sign_matrix(d, l, 3).to_dense();
+        for q in 1..=2 {
+            assert_eq!(range_finder_start(SketchKind::Gaussian, d, l, 3, q).unwrap(), sparse);
+        }
+        assert_eq!(
+            range_finder_start(SketchKind::Gaussian, d, l, 3, 0).unwrap(),
+            test_matrix(SketchKind::Gaussian, d, l, 3).unwrap()
+        );
+        for kind in [SketchKind::Srht, SketchKind::CountSketch] {
+            for q in 0..=2 {
+                assert_eq!(range_finder_start(kind, d, l, 3, q).unwrap(), test_matrix(kind, d, l, 3).unwrap());
+            }
+        }
+    }
+
+    #[test]
     fn gram_range_finder_equals_product_passes_from_the_test_matrix() {
         let (n, d, l) = (3000, 40, 8);
         let f = gaussian_rows(n, d, 1);
@@ -370,8 +511,8 @@ mod tests {
         m.flush();
         let gram = m.zz();
         for kind in [SketchKind::Gaussian, SketchKind::Srht, SketchKind::CountSketch] {
-            let omega = test_matrix(kind, d, l, 5).unwrap();
             for q in 0..=2 {
+                let omega = range_finder_start(kind, d, l, 5, q).unwrap();
                 let a = gram_range_finder(gram.view(), kind, l, 5, q).unwrap();
                 // From the lower triangle packed directly: the same bits.
                 let packed =

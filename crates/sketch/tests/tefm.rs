@@ -11,7 +11,7 @@ use kapprox_core::{Moments, dense};
 use kapprox_features::rff::Rff;
 use kapprox_features::tefm::Tefm;
 use kapprox_features::{FeatureMap, Form, Kernel};
-use kapprox_sketch::{PowerIteration, ProductAccumulator, SketchKind, gram_range_finder, test_matrix};
+use kapprox_sketch::{PowerIteration, ProductAccumulator, SketchKind, gram_range_finder, range_finder_start};
 use ndarray::{Array2, Axis, s};
 use std::io::{BufRead, BufReader};
 
@@ -104,7 +104,7 @@ impl Setup {
     fn tefm_multi_pass(&self, base: &Rff, kind: SketchKind, l: usize, q: usize) -> Array2<f64> {
         let d = base.n_output();
         let mut it = PowerIteration::new(q);
-        let mut first = ProductAccumulator::new(test_matrix(kind, d, l, 3).unwrap().view());
+        let mut first = ProductAccumulator::new(range_finder_start(kind, d, l, 3, q).unwrap().view());
         for c in (0..N).step_by(CHUNK) {
             let e = (c + CHUNK).min(N);
             first.update(base.transform(self.x.slice(s![c..e, ..])).view()).unwrap();

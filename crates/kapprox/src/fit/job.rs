@@ -326,7 +326,7 @@ impl FitJob {
                 PassState::Prepare(st)
             }
             PassKind::Sketch { index } => {
-                let MethodSpec::Tefm { sketch, n_components, .. } = &cfg.method else {
+                let MethodSpec::Tefm { sketch, n_components, power, .. } = &cfg.method else {
                     unreachable!("sketch passes are planned for TEFM only")
                 };
                 let prepared = self.progress.prepared.as_ref().expect("prepared before the sketch passes");
@@ -340,6 +340,7 @@ impl FitJob {
                         kind: sketch_kind(*sketch),
                         n_components: *n_components,
                         seed: cfg.seed,
+                        power_iterations: *power,
                     },
                     (_, Some(qs)) => SketchInput::Product(qs.clone()),
                     (_, None) => bail!("sketch pass {} needs the basis of the pass before it", index + 1),

@@ -23,7 +23,7 @@ use crate::pipeline::{ChunkStore, Features, Pass, PassReport};
 use anyhow::Result;
 use kapprox_features::FeatureMap;
 use kapprox_io::{CategoryCounts, ColumnStats, Dataset, ReadOptions, Scaler};
-use kapprox_sketch::{ProductAccumulator, Reservoir, SketchKind, test_matrix};
+use kapprox_sketch::{ProductAccumulator, Reservoir, SketchKind, range_finder_start};
 use ndarray::{Array2, s};
 
 /// The reading options of every pass.
@@ -177,9 +177,9 @@ impl BlockedStats {
 /// What a sketch pass multiplies by.
 #[derive(Clone, Debug)]
 pub enum SketchInput {
-    /// The first pass: `Fᵀ(FΩ)` for the test matrix `Ω (d, l)` of this
-    /// kind ([`kapprox_sketch::test_matrix`]), the start one-pass TEFM
-    /// computes as `(FᵀF)Ω`.
+    /// The first pass: `Fᵀ(FΩ)` for the start `Ω (d, l)` of the range
+    /// finder of this kind and power ([`kapprox_sketch::range_finder_start`]),
+    /// the start one-pass TEFM computes as `(FᵀF)Ω`.
     TestMatrix {
         /// Kind of `Ω`.
         kind: SketchKind,
@@ -187,6 +187,9 @@ pub enum SketchInput {
         n_components: usize,
         /// Seed of `Ω`.
         seed: u64,
+        /// Power iterations `q` of the range finder (the Gaussian kind
+        /// starts from a sparse sign `Ω` when `q ≥ 1`).
+        power_iterations: usize,
     },
     /// A power-iteration pass: `Fᵀ(FQ)` with the current `Q` of each candidate.
     Product(Vec<Array2<f64>>),
@@ -232,13 +235,13 @@ pub fn sketch_pass(
     store: Option<&ChunkStore>,
 ) -> Result<(SketchState, PassReport)> {
     let mut accs: Vec<ProductAccumulator> = match input {
-        SketchInput::TestMatrix { kind, n_components, seed } => {
+        SketchInput::TestMatrix { kind, n_components, seed, power_iterations } => {
             // Every candidate's base map has the same d: one Ω serves all.
             let mut omega: Option<Array2<f64>> = None;
             let mut accs = Vec::with_capacity(maps.len());
             for m in maps {
                 if omega.as_ref().is_none_or(|o| o.nrows() != m.n_output()) {
-                    omega = Some(test_matrix(*kind, m.n_output(), *n_components, *seed)?);
+                    omega = Some(range_finder_start(*kind, m.n_output(), *n_components, *seed, *power_iterations)?);
                 }
                 accs.push(ProductAccumulator::new(omega.as_ref().expect("built above").view()));
             }

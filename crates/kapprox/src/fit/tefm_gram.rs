@@ -3,9 +3,10 @@
 //!
 //! The fit pass of one-pass TEFM is the pass of a plain fit with the base
 //! map's `d` features: per split part, the ridge moments of `[f 1 y]`. No
-//! per-row sketch: the range finder starts from `(FᵀF)Ω` for the test
-//! matrix `Ω (d, l)` of the TEFM kind
-//! ([`kapprox_sketch::gram_range_finder`]), so `Q` is a function of the
+//! per-row sketch: the range finder starts from `(FᵀF)Ω` for the start
+//! `Ω (d, l)` of the TEFM kind and power
+//! ([`kapprox_sketch::range_finder_start`],
+//! [`kapprox_sketch::gram_range_finder`]), so `Q` is a function of the
 //! total Gram alone, and multi-pass TEFM (whose first pass accumulates
 //! `Fᵀ(FΩ)`) runs the same steps over the rows. Then each part's moments
 //! are projected, `GᵀG = Qᵀ(FᵀF)Q`, `Gᵀy = Qᵀ(Fᵀy)`, `Σg = QᵀΣf`
@@ -14,11 +15,13 @@
 //!
 //! # Cost
 //!
-//! After the pass, once: `(q + 1)·2·d²·l` flops for the range finder
-//! (plus `q + 1` thin QRs of `d × l`) and `d²·l + 2·d·l²` per split part
-//! for the projections (at `d = 4l`, `q = 1` and a hold-out split
-//! `≈ 112·l³`), against the band reduction of a `d`-feature selection
-//! (`≈ 4/3·d³ ≈ 85·l³` flops, at a lower rate than these GEMMs) that a
+//! After the pass, once: `q·2·d²·l` flops for the range finder's power
+//! steps plus its start (`16·d²` for TEFM-G's sparse sign start at `q ≥ 1`,
+//! `2·d²·l` at `q = 0`), `q + 1` thin QRs of `d × l` (`≈ 2·d·l²` each,
+//! twice that for the last), and `d²·l + 2·d·l²` per split part for the
+//! projections: at `d = 4l`, `q = 1` and a hold-out split `≈ 105·l³`
+//! (plus the selection at `l`, `≈ 5/3·l³`), against the band reduction
+//! and refit of a `d`-feature selection (`≈ 5/3·d³ ≈ 107·l³` flops) that a
 //! plain fit with `d` features runs instead.
 //!
 //! # Precision
