@@ -1,6 +1,7 @@
 //! `AᵀB` for packed rows `A` and sparse rows `B`: the cheap start of a
 //! range finder whose test matrix is sparse.
 
+use super::Out;
 use super::pack::PackedRows;
 use crate::sparse::SparseRowsView;
 use ndarray::Array2;
@@ -35,7 +36,7 @@ pub fn gemm_tn_sparse(a: &PackedRows<f64>, b: SparseRowsView<'_>) -> Array2<f64>
     }
     let (w, stride) = (a.panel_width(), a.panel_stride());
     let data = a.as_slice();
-    let target = Target(out.as_mut_ptr());
+    let target = Out(out.as_mut_ptr());
     (0..n.div_ceil(w)).into_par_iter().for_each(|p| {
         let panel = &data[p * stride..p * stride + k * w];
         let rows = w.min(n - p * w);
@@ -83,21 +84,6 @@ crate::multiversion! {
     /// [`add_rows`] for the 4-wide panels of the other layouts.
     fn add_rows_4(panel: &[f64], js: &[u32], vs: &[f64], acc: &mut [f64]) {
         add_rows::<4>(panel, js, vs, acc)
-    }
-}
-
-/// The output pointer that tasks writing disjoint rows share.
-#[derive(Clone, Copy)]
-struct Target(*mut f64);
-// SAFETY: every task writes a disjoint set of elements (its panel's rows).
-unsafe impl Send for Target {}
-// SAFETY: as above; the pointer itself is only copied.
-unsafe impl Sync for Target {}
-
-impl Target {
-    /// The pointer (a method, so that closures capture the `Sync` wrapper).
-    fn ptr(self) -> *mut f64 {
-        self.0
     }
 }
 
