@@ -1,14 +1,21 @@
 #!/bin/bash
-# Two builds' TEFM-G on the shipped datasets, seed for seed: l = 256
-# (d = 1024), the default grid (4 σ × 17 α), --power Q (default 1), seeds
-# 0 .. SEEDS-1. Prints each fit's test metric, then per dataset both
-# means and the paired difference NEW − OLD with its standard error.
-# Written for the range finder's start (issue 15, item 4): a build before
-# the sparse sign start (c7407da) against one after it; a single draw's
-# metric is too noisy to compare builds by (cpu_small's RMSE spreads
-# 3.2–5.1 across seeds with either start).
+# TEFM-G on the shipped datasets, two sides seed for seed: l = 256
+# (d = 1024), the default grid (4 σ × 17 α), seeds 0 .. SEEDS-1. Each side
+# is a binary plus arguments (OLD_ARGS, NEW_ARGS, split on spaces, appended
+# to its `fit`), so one script compares two builds or two settings. Prints
+# each fit's test metric, then per dataset both means and the paired
+# difference NEW − OLD with its standard error: a single draw's metric is
+# too noisy to compare by (cpu_small's RMSE spreads 3.2–5.1 across seeds).
 #
-#   benches/start_study.sh OLD_BINARY NEW_BINARY [SEEDS] [Q] [WORK_DIR]
+#   [OLD_ARGS=...] [NEW_ARGS=...] benches/tefm_pairs.sh OLD_BINARY NEW_BINARY [SEEDS] [WORK_DIR]
+#
+# The tables of docs/PERFORMANCE.md (issue 15, item 4):
+#   the sparse sign start, a build before it (c7407da) against one after:
+#     benches/tefm_pairs.sh OLD/kapprox target/release/kapprox 10
+#   --power 0 against 1 (the Gaussian start of q = 1 is the build before):
+#     OLD_ARGS="--power 1" NEW_ARGS="--power 0" benches/tefm_pairs.sh OLD/kapprox target/release/kapprox 10
+#   the earlier 3-seed table of --power 1 against 0 on one build:
+#     OLD_ARGS="--power 1" NEW_ARGS="--power 0" benches/tefm_pairs.sh K K 3
 #
 # Data as in precision_study.sh (shipped_data.sh's `prepare`); the list
 # of datasets can be narrowed with DATASETS="227_cpu_small letter".
@@ -16,9 +23,10 @@ set -euo pipefail
 OLD=$1
 NEW=$2
 SEEDS=${3:-10}
-Q=${4:-1}
-W=${5:-/tmp/kapprox-start-study}
+W=${4:-/tmp/kapprox-tefm-pairs}
 K=$NEW
+read -r -a old_args <<< "${OLD_ARGS:-}"
+read -r -a new_args <<< "${NEW_ARGS:-}"
 . "$(dirname "$0")/shipped_data.sh"
 OUT=$W/metrics.txt
 mkdir -p "$W"
@@ -28,9 +36,13 @@ for n in ${DATASETS:-197_cpu_act 227_cpu_small 574_house_16H magic letter covtyp
   for seed in $(seq 0 $((SEEDS - 1))); do
     for side in old new; do
       bin=$OLD
-      [ "$side" = new ] && bin=$NEW
-      "$bin" -q fit --train "$W/$n-train" --out "$W/$n.st" --overwrite --map tefm-g --features 256 --power "$Q" \
-        --task $task --label "$label" --seed "$seed" > /dev/null 2> "$W/$n.fit.log"
+      side_args=("${old_args[@]}")
+      if [ "$side" = new ]; then
+        bin=$NEW
+        side_args=("${new_args[@]}")
+      fi
+      "$bin" -q fit --train "$W/$n-train" --out "$W/$n.st" --overwrite --map tefm-g --features 256 \
+        --task $task --label "$label" --seed "$seed" "${side_args[@]}" > /dev/null 2> "$W/$n.fit.log"
       "$bin" -q eval --model "$W/$n.st" --data "$W/$n-test" --json > "$W/$n.eval.json"
       python3 -c "import json, sys; print(\"$n $metric $seed $side\", json.load(open(sys.argv[1]))['$metric'])" \
         "$W/$n.eval.json" | tee -a "$OUT"
